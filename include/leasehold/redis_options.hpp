@@ -1,0 +1,56 @@
+#pragma once
+// Where and how to reach Redis. Build one by hand or with from_url().
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace leasehold {
+
+struct TlsOptions {
+  bool enabled = false;
+  std::string ca_file;          ///< PEM bundle to verify the server with; empty: system default paths
+  std::string cert_file;        ///< client certificate (PEM), for mutual TLS
+  std::string key_file;         ///< client private key (PEM)
+  std::string server_name;      ///< SNI and verification name; empty: the host
+  bool verify_peer = true;      ///< never turn off in production
+};
+
+struct RedisOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  std::string unix_socket;      ///< when set, host and port are ignored
+  int database = 0;
+  std::string username;         ///< ACL user; empty: the default user
+  std::string password;         ///< never printed by to_string(), logs or errors
+  TlsOptions tls;
+  std::string client_name = "leasehold";  ///< CLIENT SETNAME; empty: skip
+
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds command_timeout{1000};
+  std::chrono::milliseconds reconnect_min{50};      ///< first reconnect delay
+  std::chrono::milliseconds reconnect_max{2000};    ///< backoff cap
+  std::chrono::milliseconds health_check_interval{1000};  ///< idle PING period; 0 disables
+
+  /// Parses redis://[user[:password]@]host[:port][/db][?options],
+  /// rediss://... (TLS) and unix:///path[?db=N&options].
+  /// Query options: connect_timeout, command_timeout (milliseconds),
+  /// client_name, and for rediss: ca_file, cert_file, key_file, server_name,
+  /// verify (true|false); for unix: db, user, password (or
+  /// unix://user:password@/path). IPv6 hosts go in brackets ([::1]).
+  /// Credentials end at the last '@' and are percent-decoded, as are the
+  /// socket path and option values; ":password@" gives a password alone.
+  /// Throws std::invalid_argument naming the URL (with any password masked)
+  /// and what is wrong with it.
+  static RedisOptions from_url(std::string_view url);
+
+  /// Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+
+  /// The endpoint in URL form, password masked as "***". Safe to log.
+  std::string to_string() const;
+};
+
+}  // namespace leasehold

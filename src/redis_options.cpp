@@ -1,0 +1,728 @@
+// RedisOptions: URL parsing, validation and a log-safe rendering.
+//
+// The parser is deliberately strict: a connection URL usually comes from an
+// environment variable or a config file, and a typo there should fail at
+// start-up with a message that points at the mistake, not turn into a
+// connection to the wrong place. Every message names the URL with any
+// password replaced by "***"; nothing from inside the credentials is ever
+// quoted back.
+
+#include <leasehold/redis_options.hpp>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace leasehold {
+namespace {
+
+using namespace std::string_view_literals;
+using namespace std::chrono_literals;
+
+constexpr auto npos = std::string_view::npos;
+
+// A sanity bound for timeouts given in a URL; far above any useful value and
+// far below the point where clock arithmetic could overflow.
+constexpr std::uint64_t max_timeout_ms = 86'400'000;  // one day
+
+// ---------------------------------------------------------------------------
+// Characters
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+int hex_value(char c) {
+  if (is_digit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return c - 'A' + 10;
+}
+
+// RFC 3986 "unreserved": safe in any URL component without encoding.
+bool is_unreserved(char c) {
+  return is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+bool is_control(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || byte == 0x7f;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), is_digit);
+}
+
+std::string hex_byte(char c) {
+  constexpr auto digits = "0123456789ABCDEF"sv;
+  const auto byte = static_cast<unsigned char>(c);
+  return {digits[byte >> 4], digits[byte & 0x0f]};
+}
+
+// Text for an error message: bytes that would garble a log line are escaped.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (is_control(c)) {
+      out += "\\x" + hex_byte(c);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string quote(std::string_view text) { return '"' + printable(text) + '"'; }
+
+std::string describe_char(char c) {
+  if (static_cast<unsigned char>(c) >= 0x80 || is_control(c)) return "byte 0x" + hex_byte(c);
+  return std::string{'\''} + c + '\'';
+}
+
+std::string to_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Digits only (the caller checks); nullopt when the value does not fit.
+std::optional<std::uint64_t> parse_unsigned(std::string_view digits) {
+  std::uint64_t value = 0;
+  const auto* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, value);
+  if (ec != std::errc{} || ptr != end) return std::nullopt;
+  return value;
+}
+
+// ---------------------------------------------------------------------------
+// Percent-encoding
+
+struct Decoded {
+  std::string text;
+  std::string_view bad_escape;  ///< the malformed "%.." when decoding failed
+};
+
+Decoded percent_decode(std::string_view text) {
+  Decoded result;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      result.text += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size() || !is_hex(text[i + 1]) || !is_hex(text[i + 2])) {
+      result.bad_escape = text.substr(i, 3);
+      return result;
+    }
+    result.text += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+    i += 2;
+  }
+  return result;
+}
+
+std::string percent_encode(std::string_view text, bool keep_slashes) {
+  std::string out;
+  for (char c : text) {
+    if (is_unreserved(c) || (keep_slashes && c == '/')) {
+      out += c;
+    } else {
+      out += '%' + hex_byte(c);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Query options
+
+enum class Scheme { redis, rediss, unix_socket };  // not "unix": a GNU macro
+
+enum class Scope { any, tls, unix_socket };
+
+struct QueryKey {
+  std::string_view name;
+  Scope scope;
+};
+
+constexpr std::array query_keys{
+    QueryKey{"connect_timeout", Scope::any}, QueryKey{"command_timeout", Scope::any},
+    QueryKey{"client_name", Scope::any},     QueryKey{"ca_file", Scope::tls},
+    QueryKey{"cert_file", Scope::tls},       QueryKey{"key_file", Scope::tls},
+    QueryKey{"server_name", Scope::tls},     QueryKey{"verify", Scope::tls},
+    QueryKey{"db", Scope::unix_socket},      QueryKey{"user", Scope::unix_socket},
+    QueryKey{"password", Scope::unix_socket},
+};
+
+const QueryKey* find_query_key(std::string_view name) {
+  for (const auto& key : query_keys) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+bool in_scope(Scope scope, Scheme scheme) {
+  switch (scope) {
+    case Scope::any: return true;
+    case Scope::tls: return scheme == Scheme::rediss;
+    case Scope::unix_socket: return scheme == Scheme::unix_socket;
+  }
+  return false;
+}
+
+std::string supported_keys(Scheme scheme) {
+  std::string out;
+  for (const auto& key : query_keys) {
+    if (!in_scope(key.scope, scheme)) continue;
+    if (!out.empty()) out += ", ";
+    out += key.name;
+  }
+  return out;
+}
+
+// "key=..." for a key the parser knows. After "password=", a raw '&' in the
+// password splits it; the pieces up to the next such segment are treated as
+// part of the password, both when masking and when wording errors.
+bool starts_known_option(std::string_view segment) {
+  const auto eq = segment.find('=');
+  return eq != npos && find_query_key(segment.substr(0, eq)) != nullptr;
+}
+
+bool is_password_option(std::string_view segment) { return segment.starts_with("password="); }
+
+// Calls visit(segment) for each '&'-separated piece, empty ones included.
+template <typename Visit>
+void for_each_segment(std::string_view query, Visit visit) {
+  std::size_t pos = 0;
+  while (true) {
+    const auto amp = query.find('&', pos);
+    visit(query.substr(pos, amp == npos ? npos : amp - pos));
+    if (amp == npos) return;
+    pos = amp + 1;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// URL structure, shared by the parser and the masking so both agree exactly
+// on where the credentials are.
+
+struct UrlParts {
+  std::string scheme;           ///< lower-cased; empty when there is no "scheme://"
+  std::size_t rest_offset = 0;  ///< where the text after "://" starts
+  std::optional<std::string_view> userinfo;
+  std::string_view authority;  ///< host[:port]
+  std::string_view path;       ///< empty or starting with '/'
+  std::optional<std::string_view> query;
+};
+
+bool is_scheme_token(std::string_view text) {
+  if (text.empty() || !is_alpha(text.front())) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return is_alnum(c) || c == '+' || c == '-' || c == '.'; });
+}
+
+// Position of the '@' that ends the credentials, or npos. Passwords often
+// hold a raw '@' or '/', so the last '@' counts. In unix:// URLs only an '@'
+// right before the absolute path counts, so socket paths may contain '@'.
+std::size_t find_userinfo_end(std::string_view scheme, std::string_view rest) {
+  if (scheme == "unix") {
+    if (rest.starts_with('/')) return npos;
+    const auto at = rest.rfind("@/");
+    return at != npos ? at : rest.rfind('@');
+  }
+  return rest.rfind('@');
+}
+
+// Never throws: it also serves the masking of URLs that fail to parse.
+UrlParts split_url(std::string_view url) {
+  UrlParts parts;
+  const auto separator = url.find("://");
+  if (separator != npos && is_scheme_token(url.substr(0, separator))) {
+    parts.scheme = to_lower(url.substr(0, separator));
+    parts.rest_offset = separator + 3;
+  }
+  auto rest = url.substr(parts.rest_offset);
+  if (const auto at = find_userinfo_end(parts.scheme, rest); at != npos) {
+    parts.userinfo = rest.substr(0, at);
+    rest.remove_prefix(at + 1);
+  }
+  if (const auto question = rest.find('?'); question != npos) {
+    parts.query = rest.substr(question + 1);
+    rest = rest.substr(0, question);
+  }
+  const auto slash = rest.find('/');
+  parts.authority = rest.substr(0, slash);
+  if (slash != npos) parts.path = rest.substr(slash);
+  return parts;
+}
+
+std::string mask_userinfo(std::string_view userinfo) {
+  const auto colon = userinfo.find(':');
+  // Without ':' it may well be a bare password ("redis://secret@host").
+  if (colon == npos) return userinfo.empty() ? "" : "***";
+  if (colon + 1 == userinfo.size()) return std::string(userinfo);
+  return std::string(userinfo.substr(0, colon + 1)) + "***";
+}
+
+std::string mask_query(std::string_view query) {
+  std::string out;
+  bool first = true;
+  bool in_password = false;
+  for_each_segment(query, [&](std::string_view segment) {
+    if (in_password && !starts_known_option(segment)) return;  // still password text
+    if (!first) out += '&';
+    first = false;
+    in_password = is_password_option(segment);
+    out += in_password && segment.size() > "password="sv.size() ? "password=***"sv : segment;
+  });
+  return out;
+}
+
+// Without an '@', "redis://user:secret" reads as host "user", port
+// "secret": a port that is not a number may be a password, so it is hidden.
+std::string mask_port(std::string_view authority) {
+  const auto bracket = authority.starts_with('[') ? authority.find(']') : 0;
+  const auto colon = authority.find(':', bracket == npos ? authority.size() : bracket);
+  if (colon == npos) return std::string(authority);
+  const auto port = authority.substr(colon + 1);
+  if (port.empty() || std::all_of(port.begin(), port.end(), is_digit)) {
+    return std::string(authority);
+  }
+  return std::string(authority.substr(0, colon + 1)) + "***";
+}
+
+std::string mask_url(std::string_view url) {
+  const auto parts = split_url(url);
+  std::string out(url.substr(0, parts.rest_offset));
+  if (parts.userinfo) out += mask_userinfo(*parts.userinfo) + '@';
+  out += mask_port(parts.authority);
+  out += parts.path;
+  if (parts.query) out += '?' + mask_query(*parts.query);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The parser
+
+class UrlParser {
+ public:
+  explicit UrlParser(std::string_view url) : url_(url) {}
+
+  RedisOptions parse() {
+    if (url_.empty()) fail("the URL is empty");
+    check_characters();
+    parts_ = split_url(url_);
+    scheme_ = parse_scheme();
+    options_.tls.enabled = scheme_ == Scheme::rediss;
+    if (parts_.userinfo) parse_userinfo(*parts_.userinfo);
+    if (scheme_ == Scheme::unix_socket) {
+      parse_socket_path(parts_.authority, parts_.path);
+    } else {
+      parse_host_port(parts_.authority);
+      parse_database_path(parts_.path);
+    }
+    if (parts_.query) parse_query(*parts_.query);
+    try {
+      options_.validate();
+    } catch (const std::invalid_argument& error) {
+      fail(error.what());
+    }
+    return options_;
+  }
+
+ private:
+  [[noreturn]] void fail(std::string_view problem) const {
+    throw std::invalid_argument("invalid Redis URL " + quote(mask_url(url_)) + ": " +
+                                std::string(problem));
+  }
+
+  // Whitespace usually means a stray newline from a config file or an
+  // unencoded character; either way the URL is not what was meant.
+  void check_characters() const {
+    for (std::size_t i = 0; i < url_.size(); ++i) {
+      const char c = url_[i];
+      const auto where = " at offset " + std::to_string(i);
+      if (c == ' ') fail("contains a space" + where + " (percent-encode it as %20)");
+      if (c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+        fail("contains whitespace (0x" + hex_byte(c) + ")" + where);
+      }
+      if (is_control(c)) fail("contains a control character (0x" + hex_byte(c) + ")" + where);
+    }
+  }
+
+  Scheme parse_scheme() const {
+    if (parts_.scheme.empty()) {
+      for (auto known : {"redis:"sv, "rediss:"sv, "unix:"sv}) {
+        if (to_lower(url_.substr(0, known.size())) == known) {
+          fail("expected \"//\" after \"" + std::string(known) + "\"");
+        }
+      }
+      fail("missing scheme (expected redis://, rediss:// or unix://)");
+    }
+    if (parts_.scheme == "redis") return Scheme::redis;
+    if (parts_.scheme == "rediss") return Scheme::rediss;
+    if (parts_.scheme == "unix") return Scheme::unix_socket;
+    fail("unknown scheme " + quote(parts_.scheme) + " (expected redis, rediss or unix)");
+  }
+
+  std::string decode(std::string_view text, std::string_view what, bool secret) const {
+    auto decoded = percent_decode(text);
+    if (!decoded.bad_escape.empty()) {
+      // A password's escape is not quoted: it is part of the password.
+      fail("invalid percent escape" +
+           (secret ? std::string() : " " + quote(decoded.bad_escape)) + " in the " +
+           std::string(what) + " (expected % and two hex digits)");
+    }
+    if (!secret && decoded.text.find('\0') != std::string::npos) {
+      fail("the " + std::string(what) + " contains a NUL byte (%00)");
+    }
+    return std::move(decoded.text);
+  }
+
+  void parse_userinfo(std::string_view userinfo) {
+    if (userinfo.find('?') != npos) {
+      fail(
+          "'?' before the '@' that ends the credentials: percent-encode '?' in a password "
+          "as %3F, or '@' in a query value as %40");
+    }
+    if (userinfo.empty()) fail("nothing before '@' (drop the '@' or add credentials)");
+    const auto colon = userinfo.find(':');
+    if (colon == npos) {
+      fail(
+          "the credentials before '@' need a ':' (\":password@\" for a password alone, "
+          "\"user:password@\" for an ACL user)");
+    }
+    options_.username = decode(userinfo.substr(0, colon), "user name", false);
+    options_.password = decode(userinfo.substr(colon + 1), "password", true);
+    if (options_.password.empty()) {
+      if (options_.username.empty()) fail("empty credentials before '@'");
+      fail("user " + quote(options_.username) + " has an empty password");
+    }
+  }
+
+  void parse_host_port(std::string_view authority) {
+    std::optional<std::string_view> port_text;
+    if (authority.starts_with('[')) {
+      const auto close = authority.find(']');
+      if (close == npos) fail("missing ']' after the IPv6 address");
+      options_.host = parse_ipv6(authority.substr(1, close - 1));
+      const auto after = authority.substr(close + 1);
+      if (!after.empty()) {
+        if (after.front() != ':') {
+          fail("unexpected " + quote(after) + " after the IPv6 address (expected ':port')");
+        }
+        port_text = after.substr(1);
+      }
+    } else {
+      const auto colon = authority.find(':');
+      if (colon != npos && authority.find(':', colon + 1) != npos) {
+        fail("an IPv6 address must be enclosed in brackets, e.g. redis://[::1]:6379");
+      }
+      const auto host = authority.substr(0, colon);
+      check_host_name(host);
+      options_.host = host;
+      if (colon != npos) port_text = authority.substr(colon + 1);
+    }
+    if (port_text) options_.port = parse_port(*port_text);
+  }
+
+  void check_host_name(std::string_view host) const {
+    if (host.empty()) fail("host is empty");
+    for (char c : host) {
+      if (!is_alnum(c) && c != '-' && c != '.' && c != '_') {
+        fail("host " + quote(host) + " contains an invalid character " + describe_char(c));
+      }
+    }
+  }
+
+  // Contents of [...]: hex digits, ':' and '.', then an optional zone written
+  // "%25zone" as RFC 6874 asks. The host is kept with a plain '%' zone.
+  std::string parse_ipv6(std::string_view inside) const {
+    if (inside.empty()) fail("empty IPv6 address in brackets");
+    const auto percent = inside.find('%');
+    const auto address = inside.substr(0, percent);
+    const bool valid = address.find(':') != npos &&
+                       std::all_of(address.begin(), address.end(),
+                                   [](char c) { return is_hex(c) || c == ':' || c == '.'; });
+    if (!valid) fail("invalid IPv6 address " + quote(inside));
+    if (percent == npos) return std::string(address);
+    const auto zone = inside.substr(percent);
+    if (!zone.starts_with("%25") || zone.size() == 3 ||
+        !std::all_of(zone.begin() + 3, zone.end(), is_unreserved)) {
+      fail("invalid IPv6 zone in " + quote(inside) +
+           " (write it as %25<zone>, e.g. [fe80::1%25eth0])");
+    }
+    return std::string(address) + '%' + std::string(zone.substr(3));
+  }
+
+  std::uint16_t parse_port(std::string_view text) const {
+    if (text.empty()) fail("port is empty after ':'");
+    // Not quoted: it may be a password that lacks its "@host" (see mask_port).
+    if (!all_digits(text)) fail("port is not a number");
+    const auto value = parse_unsigned(text);
+    if (!value || *value == 0 || *value > 65535) {
+      fail("port " + std::string(text) + " is out of range (1-65535)");
+    }
+    return static_cast<std::uint16_t>(*value);
+  }
+
+  // The path of a redis:// URL: nothing, "/" or "/<db>".
+  void parse_database_path(std::string_view path) {
+    if (path.empty()) return;
+    const auto text = path.substr(1);
+    if (const auto slash = text.find('/'); slash != npos) {
+      fail("unexpected " + quote(text.substr(slash)) + " after the database number");
+    }
+    if (!text.empty()) options_.database = parse_database(text);
+  }
+
+  int parse_database(std::string_view text) const {
+    if (text.size() > 1 && text.front() == '-' && all_digits(text.substr(1))) {
+      fail("database " + std::string(text) + " is negative (it must be >= 0)");
+    }
+    if (!all_digits(text)) fail("database " + quote(text) + " is not a number");
+    const auto value = parse_unsigned(text);
+    if (!value || *value > static_cast<std::uint64_t>(INT_MAX)) {
+      fail("database " + std::string(text) + " is out of range");
+    }
+    return static_cast<int>(*value);
+  }
+
+  void parse_socket_path(std::string_view authority, std::string_view path) {
+    if (!authority.empty()) {
+      fail("a unix:// URL must not name a host (" + quote(mask_port(authority)) +
+           "); write unix:///absolute/path/to/redis.sock");
+    }
+    if (path.empty()) {
+      fail("a unix:// URL needs an absolute socket path, e.g. unix:///run/redis.sock");
+    }
+    auto socket = decode(path, "socket path", false);
+    if (socket.ends_with('/')) {
+      fail("socket path " + quote(socket) + " names a directory, not a socket");
+    }
+    options_.unix_socket = std::move(socket);
+  }
+
+  void parse_query(std::string_view query) {
+    if (query.empty()) return;  // a lone trailing '?'
+    std::vector<std::string_view> seen;  // option names met so far
+    bool after_password = false;
+    for_each_segment(query, [&](std::string_view segment) {
+      parse_query_option(segment, after_password, seen);
+      after_password = is_password_option(segment);
+    });
+    if (parts_.userinfo && (!query_user_.empty() || !query_password_.empty())) {
+      fail("credentials are given both before '@' and in the query");
+    }
+    if (!query_user_.empty() && query_password_.empty()) {
+      fail("query option \"user\" needs a \"password\" as well");
+    }
+    if (!query_password_.empty()) {
+      options_.username = query_user_;
+      options_.password = query_password_;
+    }
+  }
+
+  void parse_query_option(std::string_view segment, bool after_password,
+                          std::vector<std::string_view>& seen) {
+    if (segment.empty()) fail("empty query option (a stray '&'?)");
+    const auto eq = segment.find('=');
+    const auto* key = eq == npos ? nullptr : find_query_key(segment.substr(0, eq));
+    if (key == nullptr && after_password) {
+      // Most likely the rest of a password holding a raw '&': never quote it.
+      fail("malformed query option after \"password\" (percent-encode '&' in a password as %26)");
+    }
+    if (eq == npos) fail("query option " + quote(segment) + " has no value (expected key=value)");
+    const auto name = segment.substr(0, eq);
+    if (name.empty()) fail("query option with an empty name");
+    if (key == nullptr) {
+      fail("unknown query option " + quote(name) + " (supported: " + supported_keys(scheme_) + ")");
+    }
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      fail("query option " + quote(name) + " is given more than once");
+    }
+    seen.push_back(name);
+    check_scope(*key);
+    const auto raw_value = segment.substr(eq + 1);
+    if (raw_value.empty()) fail("query option " + quote(name) + " has an empty value");
+    const bool secret = name == "password";
+    const auto what = "value of query option " + quote(name);
+    apply_option(name, decode(raw_value, what, secret));
+  }
+
+  void check_scope(const QueryKey& key) const {
+    if (in_scope(key.scope, scheme_)) return;
+    const auto name = quote(key.name);
+    if (key.scope == Scope::tls) {
+      if (scheme_ == Scheme::unix_socket) {
+        fail("query option " + name + " configures TLS, which unix:// URLs do not support");
+      }
+      fail("query option " + name + " configures TLS and requires a rediss:// URL");
+    }
+    if (key.name == "db") {
+      fail("query option \"db\" is only for unix:// URLs; give the database as the path, "
+           "e.g. redis://host:6379/2");
+    }
+    fail("query option " + name +
+         " is only for unix:// URLs; give credentials before '@', e.g. redis://user:password@host");
+  }
+
+  void apply_option(std::string_view name, std::string value) {
+    if (name == "connect_timeout") {
+      options_.connect_timeout = parse_timeout(name, value);
+    } else if (name == "command_timeout") {
+      options_.command_timeout = parse_timeout(name, value);
+    } else if (name == "client_name") {
+      options_.client_name = std::move(value);
+    } else if (name == "ca_file") {
+      options_.tls.ca_file = std::move(value);
+    } else if (name == "cert_file") {
+      options_.tls.cert_file = std::move(value);
+    } else if (name == "key_file") {
+      options_.tls.key_file = std::move(value);
+    } else if (name == "server_name") {
+      options_.tls.server_name = std::move(value);
+    } else if (name == "verify") {
+      options_.tls.verify_peer = parse_bool(name, value);
+    } else if (name == "db") {
+      options_.database = parse_database(value);
+    } else if (name == "user") {
+      query_user_ = std::move(value);
+    } else if (name == "password") {
+      query_password_ = std::move(value);
+    }
+  }
+
+  std::chrono::milliseconds parse_timeout(std::string_view name, std::string_view text) const {
+    const auto label = std::string(name);
+    if (!all_digits(text)) {
+      fail(label + " " + quote(text) + " is not a whole number of milliseconds");
+    }
+    const auto value = parse_unsigned(text);
+    if (value && *value == 0) fail(label + " must be greater than 0");
+    if (!value || *value > max_timeout_ms) {
+      fail(label + " " + std::string(text) + " is too large (at most " +
+           std::to_string(max_timeout_ms) + " ms, one day)");
+    }
+    return std::chrono::milliseconds{static_cast<std::chrono::milliseconds::rep>(*value)};
+  }
+
+  bool parse_bool(std::string_view name, std::string_view text) const {
+    if (text == "true") return true;
+    if (text == "false") return false;
+    fail("query option " + quote(name) + " must be true or false, not " + quote(text));
+  }
+
+  std::string_view url_;
+  UrlParts parts_;
+  Scheme scheme_ = Scheme::redis;
+  RedisOptions options_;
+  std::string query_user_;
+  std::string query_password_;
+};
+
+// ---------------------------------------------------------------------------
+// Validation and rendering helpers
+
+[[noreturn]] void invalid_field(const std::string& problem) {
+  throw std::invalid_argument("RedisOptions." + problem);
+}
+
+std::string millis(std::chrono::milliseconds value) {
+  return std::to_string(value.count()) + " ms";
+}
+
+// Redis's CLIENT SETNAME accepts only '!'..'~': no spaces, no control
+// characters, nothing outside ASCII.
+bool is_valid_client_name(std::string_view name) {
+  return std::all_of(name.begin(), name.end(), [](char c) { return c >= '!' && c <= '~'; });
+}
+
+std::string host_for_url(std::string_view host) {
+  if (host.find(':') == npos) return std::string(host);
+  // IPv6: bracketed, with the zone's '%' encoded as RFC 6874 asks.
+  std::string out = "[";
+  for (char c : host) {
+    if (c == '%') {
+      out += "%25";
+    } else {
+      out += c;
+    }
+  }
+  return out + ']';
+}
+
+}  // namespace
+
+RedisOptions RedisOptions::from_url(std::string_view url) { return UrlParser{url}.parse(); }
+
+void RedisOptions::validate() const {
+  if (unix_socket.empty()) {
+    if (host.empty()) invalid_field("host is empty and no unix_socket is set");
+    if (port == 0) invalid_field("port must be in 1-65535, got 0");
+  }
+  if (database < 0) invalid_field("database must be >= 0, got " + std::to_string(database));
+  if (connect_timeout <= 0ms) {
+    invalid_field("connect_timeout must be > 0, got " + millis(connect_timeout));
+  }
+  if (command_timeout <= 0ms) {
+    invalid_field("command_timeout must be > 0, got " + millis(command_timeout));
+  }
+  if (reconnect_min <= 0ms) {
+    invalid_field("reconnect_min must be > 0, got " + millis(reconnect_min));
+  }
+  if (reconnect_max < reconnect_min) {
+    invalid_field("reconnect_max (" + millis(reconnect_max) + ") must be >= reconnect_min (" +
+                  millis(reconnect_min) + ")");
+  }
+  if (health_check_interval < 0ms) {
+    invalid_field("health_check_interval must be >= 0 (0 disables it), got " +
+                  millis(health_check_interval));
+  }
+  if (!is_valid_client_name(client_name)) {
+    invalid_field(
+        "client_name may contain only printable ASCII characters other than space "
+        "(CLIENT SETNAME rejects the rest)");
+  }
+  if (tls.enabled && !unix_socket.empty()) {
+    invalid_field("tls cannot be enabled together with unix_socket");
+  }
+  if (!tls.cert_file.empty() && tls.key_file.empty()) {
+    invalid_field("tls.cert_file is set but tls.key_file is empty");
+  }
+  if (tls.cert_file.empty() && !tls.key_file.empty()) {
+    invalid_field("tls.key_file is set but tls.cert_file is empty");
+  }
+}
+
+std::string RedisOptions::to_string() const {
+  std::string out;
+  if (!unix_socket.empty()) {
+    out = "unix://";
+  } else {
+    out = tls.enabled ? "rediss://" : "redis://";
+  }
+  if (!password.empty()) {
+    out += percent_encode(username, false) + ":***@";
+  } else if (!username.empty()) {
+    out += percent_encode(username, false) + '@';
+  }
+  if (!unix_socket.empty()) {
+    out += percent_encode(unix_socket, true);
+    if (database != 0) out += "?db=" + std::to_string(database);
+    return out;
+  }
+  out += host_for_url(host) + ':' + std::to_string(port) + '/' + std::to_string(database);
+  return out;
+}
+
+}  // namespace leasehold
