@@ -1,0 +1,28 @@
+# Installs the library, its headers, a CMake package (leasehold::leasehold)
+# and a pkg-config file.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS leasehold EXPORT leaseholdTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/leasehold DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+set(LEASEHOLD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/leasehold)
+install(EXPORT leaseholdTargets NAMESPACE leasehold:: DESTINATION ${LEASEHOLD_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/leaseholdConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/leaseholdConfig.cmake INSTALL_DESTINATION ${LEASEHOLD_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/leaseholdConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/leaseholdConfig.cmake ${PROJECT_BINARY_DIR}/leaseholdConfigVersion.cmake
+        DESTINATION ${LEASEHOLD_CMAKE_DIR})
+
+set(LEASEHOLD_PC_REQUIRES "hiredis fmt")
+if(LEASEHOLD_TLS)
+  string(APPEND LEASEHOLD_PC_REQUIRES " openssl")
+  set(LEASEHOLD_PC_CFLAGS "-DLEASEHOLD_HAS_TLS=1")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/leasehold.pc.in ${PROJECT_BINARY_DIR}/leasehold.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/leasehold.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

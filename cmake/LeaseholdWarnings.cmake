@@ -1,0 +1,17 @@
+# Project-wide warning and sanitizer flags, applied to leasehold's own targets
+# through leasehold_strict(<target>) so that consumers never inherit them.
+
+function(leasehold_strict target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic)
+  if(LEASEHOLD_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+if(LEASEHOLD_SANITIZE)
+  add_compile_options(-fsanitize=${LEASEHOLD_SANITIZE} -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=${LEASEHOLD_SANITIZE})
+  if(LEASEHOLD_SANITIZE MATCHES "undefined")
+    add_compile_options(-fno-sanitize-recover=undefined)
+  endif()
+endif()

@@ -1,0 +1,140 @@
+#pragma once
+// The lease state machine of one election group: pure logic, no I/O, no clock.
+// Every input carries `now`; every input answers with an Output saying what to
+// send (at most one command at a time, plus a release that may overtake it)
+// and when to be woken next. The elector turns Outputs into Redis commands and
+// timers; the unit tests drive it with a simulated clock.
+//
+//            start          connection up          acquired
+//   idle ────────► disconnected ────────► candidate ────────► leader
+//                      ▲  connection lost     ▲  │ renew refused/failed,
+//                      └──────────────────────┤  │ deadline passed
+//                                             └──┘
+//   leader ─ step_down ─► held_off ─ hold-off over ─► candidate
+//   any ─ stop ─► stopping (release in flight) ─► stopped
+//
+// Leadership is entered and left in exactly two functions (enter_leader and
+// leave_leader), which set and clear the deadline and emit elected / revoked,
+// so each fires exactly once per term and in order.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace leasehold::detail {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+using Duration = Clock::duration;
+
+struct LeaseTiming {
+  Duration ttl;
+  Duration heartbeat_interval;
+  Duration retry_interval;
+  Duration drift_margin;
+  Duration step_down_hold_off;
+};
+
+enum class Command : std::uint8_t { none, acquire, renew, release };
+
+enum class RevokeReason : std::uint8_t {
+  renew_refused,    ///< the renew script found the key gone or held by another id
+  renew_failed,     ///< the renew command failed (server error, connection error)
+  timeout,          ///< the renew command timed out: its outcome is unknown
+  connection_lost,  ///< the connection to Redis closed
+  stepped_down,     ///< step_down() released the lease
+  stopped,          ///< stop() released the lease
+  deadline_passed,  ///< no renewal was confirmed before the local deadline
+};
+
+std::string_view to_string(RevokeReason reason) noexcept;
+
+enum class LeaseState : std::uint8_t { idle, disconnected, candidate, leader, held_off, stopping, stopped };
+
+std::string_view to_string(LeaseState state) noexcept;
+
+/// What the acquire script answered.
+struct AcquireReply {
+  bool acquired = false;
+  std::string holder;       ///< the holder's id (this instance's id when acquired)
+  std::int64_t pttl_ms = 0; ///< the holder's remaining TTL; -1: key without TTL
+  std::int64_t token = 0;   ///< fencing token of the term (when acquired)
+};
+
+/// Kinds of command failure: a timeout leaves the outcome unknown.
+enum class Failure : std::uint8_t { error, timeout };
+
+struct Output {
+  Command send = Command::none;   ///< send this command now, tagged with `seq`
+  std::uint64_t seq = 0;
+  std::optional<TimePoint> wake;  ///< call on_timer at this instant (replaces any earlier wake)
+
+  bool elected = false;           ///< a term began (token() holds its token)
+  std::optional<RevokeReason> revoked;  ///< the term ended
+  bool holder_changed = false;    ///< holder() changed
+  bool released = false;          ///< a release (step-down or stop) finished
+  bool stopped = false;           ///< the machine reached `stopped`
+};
+
+class LeaseMachine {
+ public:
+  LeaseMachine(LeaseTiming timing, std::string instance_id);
+
+  // Inputs. Replies and failures carry the seq of the command they answer;
+  // answers to commands that are no longer in flight are ignored.
+  Output start(TimePoint now);
+  Output stop(TimePoint now);
+  Output step_down(TimePoint now);
+  Output on_timer(TimePoint now);
+  Output on_connected(TimePoint now);
+  /// `timed_out`: the connection was reset because a command timed out.
+  Output on_disconnected(TimePoint now, bool timed_out = false);
+  Output on_release_notice(TimePoint now);
+  Output on_notices_available(TimePoint now, bool available);
+  Output on_acquire_reply(TimePoint now, std::uint64_t seq, const AcquireReply& reply);
+  Output on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed);
+  Output on_release_reply(TimePoint now, std::uint64_t seq);
+  Output on_failure(TimePoint now, std::uint64_t seq, Failure failure);
+
+  LeaseState state() const noexcept { return state_; }
+  bool is_leader() const noexcept { return state_ == LeaseState::leader; }
+  /// The local deadline of the current term, or nullopt when not leader.
+  std::optional<TimePoint> deadline() const noexcept;
+  /// The instant the command that began the current term was sent.
+  TimePoint term_started() const noexcept { return term_started_; }
+  std::int64_t token() const noexcept { return token_; }
+  /// The holder as last seen (this instance's id while leading; empty: unknown).
+  const std::string& holder() const noexcept { return holder_; }
+  Command in_flight() const noexcept { return in_flight_; }
+  bool notices_available() const noexcept { return notices_available_; }
+  const LeaseTiming& timing() const noexcept { return timing_; }
+
+ private:
+  Output send(Output out, Command command, TimePoint now);
+  Output settle(Output out, TimePoint now);
+  void enter_leader(Output& out, TimePoint sent_at, std::int64_t token);
+  void leave_leader(Output& out, RevokeReason reason, LeaseState next);
+  void see_holder(Output& out, std::string_view holder);
+  TimePoint lease_end(TimePoint sent_at) const { return sent_at + timing_.ttl - timing_.drift_margin; }
+
+  LeaseTiming timing_;
+  std::string id_;
+  LeaseState state_ = LeaseState::idle;
+
+  Command in_flight_ = Command::none;
+  std::uint64_t in_flight_seq_ = 0;
+  TimePoint in_flight_sent_at_{};
+  std::uint64_t next_seq_ = 1;
+
+  TimePoint term_started_{};     // send instant of the acquire that began the term
+  TimePoint confirmed_at_{};     // send instant of the last confirming command
+  TimePoint next_attempt_{};     // candidate: when to try to acquire
+  TimePoint hold_until_{};       // after step_down: no campaign before this
+  std::int64_t token_ = 0;
+  std::string holder_;
+  bool notices_available_ = false;
+};
+
+}  // namespace leasehold::detail

@@ -1,0 +1,231 @@
+#pragma once
+// The Elector: campaigns for leadership of election groups on Redis, with one
+// lease per group, and tells the process which groups it leads.
+//
+//   lh::Elector elector{io.get_executor(), lh::RedisOptions::from_url(url),
+//                       lh::ElectorOptions{.groups = {"reports"}}};
+//   elector.start();
+//   if (elector.is_leader("reports")) { ... }        // local check, no round trip
+//   auto term = co_await elector.acquire("reports"); // suspends until leading
+//   co_await elector.step_down("reports");           // hands over at once
+//   co_await elector.stop();                         // releases every lease
+//
+// Two modes:
+//  - Executor mode: Elector(executor, ...) runs on a strand of `executor`;
+//    callbacks are posted to `executor`.
+//  - Standalone mode: Elector(redis, options) owns an I/O thread and a
+//    separate callback thread; a non-Asio program calls start(), is_leader()
+//    and stop() only.
+//
+// Thread safety: is_leader(), group(), Group::is_leader(), start(), stop() and
+// every async operation may be called from any thread.
+
+#include <leasehold/elector_options.hpp>
+#include <leasehold/error.hpp>
+#include <leasehold/events.hpp>
+#include <leasehold/redis_options.hpp>
+#include <leasehold/term.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace leasehold {
+
+namespace detail {
+class ElectorImpl;
+struct Standalone;
+
+/// The published local view of one group: the steady_clock deadline of the
+/// current term in nanoseconds since the clock's epoch, 0 when not leader.
+struct LeaderFlag {
+  std::atomic<std::int64_t> deadline_ns{0};
+
+  bool leading(std::chrono::steady_clock::time_point now) const noexcept {
+    const std::int64_t deadline = deadline_ns.load(std::memory_order_acquire);
+    return deadline != 0 &&
+           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() < deadline;
+  }
+};
+}  // namespace detail
+
+/// What Redis says about a group's lease right now (see Elector::leader_of).
+struct LeaderInfo {
+  std::string holder;          ///< empty: nobody holds the lease
+  std::chrono::milliseconds remaining{0};  ///< remaining TTL; -1 ms: no TTL set
+  std::int64_t token = 0;      ///< the group's fencing counter
+};
+
+/// A cheap handle to one group's local view. Copyable; valid for as long as
+/// any copy exists, even after the Elector is gone (then never leader).
+class Group {
+ public:
+  Group() = default;
+  Group(std::string name, std::shared_ptr<const detail::LeaderFlag> flag)
+      : name_(std::move(name)), flag_(std::move(flag)) {}
+
+  const std::string& name() const noexcept { return name_; }
+  /// One atomic load and one steady_clock read; lock-free, allocation-free.
+  bool is_leader() const noexcept {
+    return flag_ && flag_->leading(std::chrono::steady_clock::now());
+  }
+
+ private:
+  std::string name_;
+  std::shared_ptr<const detail::LeaderFlag> flag_;
+};
+
+class Elector;
+
+/// The result of stop() without a completion token: `co_await elector.stop()`
+/// stops asynchronously; discarding it (`elector.stop();`) stops and waits,
+/// bounded by ElectorOptions::stop_timeout, unless called on the elector's
+/// own executor, where it cannot wait and stops in the background.
+class [[nodiscard("co_await it, or discard it to stop and wait")]] StopOperation {
+ public:
+  explicit StopOperation(Elector& elector) : elector_(&elector) {}
+  StopOperation(StopOperation&& other) noexcept : elector_(std::exchange(other.elector_, nullptr)) {}
+  StopOperation(const StopOperation&) = delete;
+  StopOperation& operator=(const StopOperation&) = delete;
+  StopOperation& operator=(StopOperation&&) = delete;
+  ~StopOperation();
+
+  /// Makes this an Asio async operation (so that co_await works).
+  template <typename CompletionToken>
+  auto operator()(CompletionToken&& token) &&;
+
+ private:
+  Elector* elector_;
+};
+
+class Elector {
+ public:
+  using executor_type = boost::asio::any_io_executor;
+  using ElectedHandler = std::function<void(const ElectedEvent&)>;
+  using RevokedHandler = std::function<void(const RevokedEvent&)>;
+  using LeaderChangedHandler = std::function<void(const LeaderChangedEvent&)>;
+  using ErrorHandler = std::function<void(const ErrorEvent&)>;
+
+  /// Executor mode. Throws std::invalid_argument for invalid options.
+  Elector(executor_type executor, RedisOptions redis, ElectorOptions options = {});
+  /// Standalone mode: owns its I/O thread and callback thread.
+  explicit Elector(RedisOptions redis, ElectorOptions options = {});
+  /// Safe at any point. Standalone mode: stops (releasing leases, bounded by
+  /// stop_timeout) and joins its threads. Executor mode: if still running,
+  /// drops the connections without releasing (leases expire after ttl).
+  ~Elector();
+  Elector(const Elector&) = delete;
+  Elector& operator=(const Elector&) = delete;
+
+  executor_type get_executor() const noexcept;
+  const std::string& instance_id() const noexcept;
+  const ElectorOptions& options() const noexcept;
+
+  /// Connects and campaigns for every registered group. Idempotent.
+  void start();
+
+  /// Local view: true only while this instance's lease on `group` is
+  /// confirmed and before its local deadline. Never talks to Redis.
+  /// Lock-free, allocation-free, callable from any thread. False for groups
+  /// that were never registered.
+  bool is_leader(std::string_view group = "default") const noexcept;
+
+  /// Registers `name` (campaigning at once if started) and returns a handle
+  /// for fast is_leader() checks. Throws std::invalid_argument for a bad name.
+  Group group(std::string_view name);
+
+  /// Event callbacks, posted to the callback executor (never run on the
+  /// renewal path). Set them before start(); elected and revoked alternate
+  /// per group, exactly once per term.
+  void on_elected(ElectedHandler handler);
+  void on_revoked(RevokedHandler handler);
+  void on_leader_changed(LeaderChangedHandler handler);
+  void on_error(ErrorHandler handler);
+
+  /// Completes once this instance leads `group` (registering it if needed).
+  /// Handler: void(error_code, Term). Fails with errc::stopped when the
+  /// elector stops, errc::invalid_argument for a bad group name. Cancellation
+  /// (any type) completes it with operation_aborted. Runs on the handler's
+  /// associated executor (default: the elector's).
+  template <typename CompletionToken = boost::asio::deferred_t>
+  auto acquire(std::string_view group, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(error_code, Term)>(
+        [this](auto handler, std::string g) {
+          start_acquire(std::move(g), TermHandler(std::move(handler)));
+        },
+        token, std::string(group));
+  }
+
+  /// Releases `group`'s lease if held (standbys take over at once) and does
+  /// not campaign for it during step_down_hold_off. Completes when the
+  /// release is confirmed or failed. Handler: void(error_code).
+  template <typename CompletionToken = boost::asio::deferred_t>
+  auto step_down(std::string_view group, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+        [this](auto handler, std::string g) {
+          start_step_down(std::move(g), VoidHandler(std::move(handler)));
+        },
+        token, std::string(group));
+  }
+
+  /// Releases every lease held and stops campaigning; bounded by
+  /// stop_timeout. Idempotent. Handler: void(error_code).
+  template <typename CompletionToken>
+  auto stop(CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+        [this](auto handler) { start_stop(VoidHandler(std::move(handler))); }, token);
+  }
+  /// See StopOperation: `co_await elector.stop()` or `elector.stop();`.
+  StopOperation stop() { return StopOperation(*this); }
+
+  /// Asks Redis who holds `group` now. Handler: void(error_code, LeaderInfo).
+  template <typename CompletionToken = boost::asio::deferred_t>
+  auto leader_of(std::string_view group, CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(error_code, LeaderInfo)>(
+        [this](auto handler, std::string g) {
+          start_leader_of(std::move(g), LeaderInfoHandler(std::move(handler)));
+        },
+        token, std::string(group));
+  }
+
+  /// Stops and waits (see StopOperation). Must not be called on the
+  /// elector's own executor.
+  void stop_and_wait();
+
+  /// Internal: the implementation, for guards and tests.
+  const std::shared_ptr<detail::ElectorImpl>& impl() const noexcept { return impl_; }
+
+ private:
+  using TermHandler = boost::asio::any_completion_handler<void(error_code, Term)>;
+  using VoidHandler = boost::asio::any_completion_handler<void(error_code)>;
+  using LeaderInfoHandler = boost::asio::any_completion_handler<void(error_code, LeaderInfo)>;
+
+  void start_acquire(std::string group, TermHandler handler);
+  void start_step_down(std::string group, VoidHandler handler);
+  void start_stop(VoidHandler handler);
+  void start_leader_of(std::string group, LeaderInfoHandler handler);
+  friend class StopOperation;
+  bool on_own_executor() const noexcept;
+
+  // Declared first so that it is destroyed last, after the impl.
+  std::unique_ptr<detail::Standalone> standalone_;
+  std::shared_ptr<detail::ElectorImpl> impl_;
+};
+
+template <typename CompletionToken>
+auto StopOperation::operator()(CompletionToken&& token) && {
+  Elector* e = std::exchange(elector_, nullptr);
+  return e->stop(std::forward<CompletionToken>(token));
+}
+
+}  // namespace leasehold

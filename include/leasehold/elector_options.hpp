@@ -1,0 +1,54 @@
+#pragma once
+// How an Elector campaigns. Every field is validated when the Elector is
+// constructed; a bad value throws std::invalid_argument naming the field.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leasehold {
+
+struct ElectorOptions {
+  /// Lease length: how long a crashed leader blocks its groups at most.
+  std::chrono::milliseconds ttl{5000};
+  /// Leader's renewal period. Default: ttl / 3. Must be shorter than
+  /// ttl - drift_margin, so that a renewal can land before the deadline.
+  std::optional<std::chrono::milliseconds> heartbeat_interval;
+  /// Standby polling bound (when release notices are unavailable) and the
+  /// delay before re-claiming after an error.
+  std::chrono::milliseconds retry_interval{1000};
+  /// Key namespace: a group's lease key is key_prefix + group.
+  std::string key_prefix = "leader:";
+  /// This instance's identity, stored as the lease value. Default: unique per
+  /// process (host name, pid and random bits).
+  std::string instance_id;
+  /// Groups to campaign for besides "default".
+  std::vector<std::string> groups;
+  /// Safety allowance subtracted from the local deadline. Default: 1% of ttl + 2 ms.
+  std::optional<std::chrono::milliseconds> drift_margin;
+  /// After step_down(), this instance does not campaign for the group for this
+  /// long, so that a standby wins. Default: retry_interval.
+  std::optional<std::chrono::milliseconds> step_down_hold_off;
+  /// Bound on how long stop() waits for its releases.
+  std::chrono::milliseconds stop_timeout{2000};
+
+  std::chrono::milliseconds effective_heartbeat() const { return heartbeat_interval.value_or(ttl / 3); }
+  std::chrono::milliseconds effective_drift_margin() const {
+    return drift_margin.value_or(ttl / 100 + std::chrono::milliseconds(2));
+  }
+  std::chrono::milliseconds effective_hold_off() const { return step_down_hold_off.value_or(retry_interval); }
+
+  /// Throws std::invalid_argument naming the first bad field.
+  void validate() const;
+};
+
+/// Throws std::invalid_argument unless `group` is a valid group name:
+/// 1 to 200 bytes, no control characters, not ending in ":token".
+void validate_group_name(std::string_view group);
+
+/// A fresh identity unique to this process: "<host>-<pid>-<random hex>".
+std::string default_instance_id();
+
+}  // namespace leasehold

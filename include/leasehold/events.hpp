@@ -1,0 +1,44 @@
+#pragma once
+// What an Elector tells its user. Callbacks receive these on the callback
+// executor, never on the renewal path.
+
+#include <leasehold/detail/lease_machine.hpp>
+#include <leasehold/error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace leasehold {
+
+using RevokeReason = detail::RevokeReason;
+using detail::to_string;
+
+/// This instance began a term as leader of `group`.
+struct ElectedEvent {
+  std::string group;
+  std::int64_t token = 0;  ///< fencing token of the term
+  std::chrono::steady_clock::time_point acquired_at;  ///< send instant of the winning acquire
+};
+
+/// This instance's term as leader of `group` ended.
+struct RevokedEvent {
+  std::string group;
+  std::int64_t token = 0;
+  RevokeReason reason = RevokeReason::stopped;
+};
+
+/// The holder of `group`'s lease, as this instance last saw it, changed.
+struct LeaderChangedEvent {
+  std::string group;
+  std::string holder;
+};
+
+/// A Redis or connection error. `group` is empty for errors of the connection
+/// itself, which concern every group.
+struct ErrorEvent {
+  std::string group;
+  Error error;
+};
+
+}  // namespace leasehold

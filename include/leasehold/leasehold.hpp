@@ -1,0 +1,10 @@
+#pragma once
+// leasehold: lease-based leader election on Redis. Include this one header.
+
+#include <leasehold/elector.hpp>
+#include <leasehold/elector_options.hpp>
+#include <leasehold/error.hpp>
+#include <leasehold/events.hpp>
+#include <leasehold/log.hpp>
+#include <leasehold/redis_options.hpp>
+#include <leasehold/term.hpp>

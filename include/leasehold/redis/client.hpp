@@ -1,0 +1,139 @@
+#pragma once
+// An Asio-native Redis client over one connection at a time, reconnecting with
+// backoff. Asio owns the socket (TCP, unix or TLS); hiredis is the codec.
+//
+// Guarantees the elector relies on:
+//  - requests are pipelined and their replies matched in order;
+//  - after a timeout, a cancellation, a protocol error or a lost connection the
+//    connection is closed and every pending request fails, so a late reply
+//    can never be matched to a newer request;
+//  - a request made while disconnected fails at once with errc::not_connected
+//    (nothing is queued across reconnects: a lease command must not be
+//    replayed later than it was meant).
+//
+// Threading: a Client is not thread-safe. Call it, and let its handlers run,
+// on its executor (use a strand when the io_context has several threads).
+
+#include <leasehold/error.hpp>
+#include <leasehold/redis/codec.hpp>
+#include <leasehold/redis/reply.hpp>
+#include <leasehold/redis/script.hpp>
+#include <leasehold/redis_options.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leasehold::redis {
+
+namespace asio = boost::asio;
+
+enum class Role : std::uint8_t {
+  commands,    ///< request/response traffic
+  subscriber,  ///< pub/sub: SUBSCRIBE and message delivery
+};
+
+struct ClientStats {
+  std::uint64_t connects = 0;         ///< successful handshakes
+  std::uint64_t disconnects = 0;      ///< connections that ended
+  std::uint64_t commands_sent = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t protocol_errors = 0;
+};
+
+using ExecHandler = asio::any_completion_handler<void(error_code, std::vector<Reply>)>;
+using EvalHandler = asio::any_completion_handler<void(error_code, Reply)>;
+
+namespace detail {
+class ClientImpl;
+}
+
+class Client {
+ public:
+  using executor_type = asio::any_io_executor;
+  /// Called on the executor each time the connection comes up (error empty)
+  /// or goes down (error says why).
+  using StateHandler = std::function<void(bool up, const Error& error)>;
+  /// Called on the executor for each pub/sub message (Role::subscriber).
+  using MessageHandler = std::function<void(std::string_view channel, std::string_view payload)>;
+  /// Called on the executor when the server confirms a subscription.
+  using SubscribedHandler = std::function<void(std::string_view channel)>;
+
+  Client(executor_type executor, RedisOptions options, Role role = Role::commands);
+  /// Closes the connection; pending requests complete with errc::stopped.
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  executor_type get_executor() const noexcept;
+
+  /// Starts connecting (and reconnecting after every failure) until stop().
+  void start();
+  /// Closes the connection for good; pending requests fail with errc::stopped.
+  void stop();
+
+  bool connected() const noexcept;
+  /// Why the last connection attempt or connection failed (never a password).
+  const Error& last_error() const noexcept;
+  const ClientStats& stats() const noexcept;
+  const RedisOptions& options() const noexcept;
+
+  void on_state(StateHandler handler);
+
+  /// Scripts loaded with SCRIPT LOAD on every new connection, so that the
+  /// first EVALSHA does not pay for NOSCRIPT. `script` must outlive the Client.
+  void preload(const Script& script);
+
+  /// Sends every command of `request` in one write.
+  /// Handler: void(error_code, std::vector<Reply>) with one reply per command
+  /// (server error replies are replies, not errors). Completes through the
+  /// handler's associated executor. Cancellation (any type) closes the
+  /// connection: the outcome of a written command is unknown.
+  template <typename CompletionToken>
+  auto async_exec(Request request, CompletionToken&& token) {
+    return asio::async_initiate<CompletionToken, void(error_code, std::vector<Reply>)>(
+        [this](auto handler, Request req) { start_exec(std::move(req), ExecHandler(std::move(handler))); },
+        token, std::move(request));
+  }
+
+  /// EVALSHA, and on NOSCRIPT an EVAL of the body that also reloads it.
+  /// `script` must outlive the operation (scripts are usually static).
+  /// Handler: void(error_code, Reply). A server error reply gives the
+  /// classified code (errc::wrong_type, errc::no_permission, ...) and the
+  /// error reply itself, whose text says more.
+  template <typename CompletionToken>
+  auto async_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                  CompletionToken&& token) {
+    return asio::async_initiate<CompletionToken, void(error_code, Reply)>(
+        [this, &script](auto handler, std::vector<std::string> k, std::vector<std::string> a) {
+          start_eval(script, std::move(k), std::move(a), EvalHandler(std::move(handler)));
+        },
+        token, std::move(keys), std::move(args));
+  }
+
+  /// Role::subscriber: channels to be subscribed to now and after every
+  /// reconnect.
+  void subscribe(const std::vector<std::string>& channels);
+  void unsubscribe(const std::vector<std::string>& channels);
+  void on_message(MessageHandler handler);
+  void on_subscribed(SubscribedHandler handler);
+  /// Role::subscriber: true once the server confirmed every wanted channel
+  /// on the current connection.
+  bool subscribed() const noexcept;
+
+ private:
+  void start_exec(Request request, ExecHandler handler);
+  void start_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                  EvalHandler handler);
+
+  std::shared_ptr<detail::ClientImpl> impl_;
+};
+
+}  // namespace leasehold::redis

@@ -1,0 +1,70 @@
+#pragma once
+// RESP encoding and decoding. hiredis is used as a codec only:
+// redisFormatCommandArgv encodes, the redisReader API decodes. Its types stay
+// out of this header.
+
+#include <leasehold/error.hpp>
+#include <leasehold/redis/reply.hpp>
+
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace leasehold::redis {
+
+/// Appends one command, encoded as a RESP array of bulk strings, to `out`.
+void encode_command(std::string& out, std::span<const std::string_view> args);
+
+/// One or more commands to be written together and answered in order.
+class Request {
+ public:
+  Request() = default;
+  Request(std::initializer_list<std::string_view> command) { push(command); }
+
+  Request& push(std::initializer_list<std::string_view> command) {
+    return push(std::span<const std::string_view>(command.begin(), command.size()));
+  }
+  Request& push(std::span<const std::string_view> command) {
+    encode_command(payload_, command);
+    ++commands_;
+    return *this;
+  }
+
+  std::size_t commands() const noexcept { return commands_; }
+  const std::string& payload() const noexcept { return payload_; }
+  bool empty() const noexcept { return commands_ == 0; }
+
+ private:
+  std::string payload_;
+  std::size_t commands_ = 0;
+};
+
+/// Incremental RESP2 decoder over hiredis's redisReader.
+class ReplyDecoder {
+ public:
+  ReplyDecoder();
+  ~ReplyDecoder();
+  ReplyDecoder(ReplyDecoder&&) noexcept;
+  ReplyDecoder& operator=(ReplyDecoder&&) noexcept;
+  ReplyDecoder(const ReplyDecoder&) = delete;
+  ReplyDecoder& operator=(const ReplyDecoder&) = delete;
+
+  /// Buffers received bytes. Fails with protocol_error once the stream is bad.
+  Error feed(const char* data, std::size_t size);
+
+  /// The next complete reply, std::nullopt when more bytes are needed.
+  /// A protocol error is sticky: the connection must be closed.
+  std::optional<Reply> next(Error& error);
+
+ private:
+  struct Deleter {
+    void operator()(void* reader) const noexcept;
+  };
+  std::unique_ptr<void, Deleter> reader_;
+};
+
+}  // namespace leasehold::redis

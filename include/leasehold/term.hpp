@@ -1,0 +1,58 @@
+#pragma once
+// One term of leadership of one group: what acquire() hands to leader work.
+
+#include <leasehold/events.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace leasehold {
+
+namespace detail {
+struct TermState;
+using TermEndHandler = boost::asio::any_completion_handler<void(error_code, RevokeReason)>;
+void async_wait_term_end(const std::shared_ptr<TermState>& state, TermEndHandler handler);
+}  // namespace detail
+
+class Term {
+ public:
+  Term() = default;
+  explicit Term(std::shared_ptr<detail::TermState> state) : state_(std::move(state)) {}
+
+  const std::string& group() const noexcept;
+  /// The fencing token: strictly greater than every earlier term's token of
+  /// this group (as long as Redis keeps its data). Pass it to downstream
+  /// writes so that they can reject a stale leader.
+  std::int64_t token() const noexcept;
+  /// Send instant of the acquire that began the term.
+  std::chrono::steady_clock::time_point acquired_at() const noexcept;
+  /// True while this term lasts: not revoked and before its local deadline.
+  /// Lock-free; callable from any thread.
+  bool active() const noexcept;
+  explicit operator bool() const noexcept { return static_cast<bool>(state_); }
+
+  /// Completes when the term ends, with the reason.
+  /// Handler: void(error_code, RevokeReason). Runs on the handler's associated
+  /// executor (default: the elector's). Cancellation (any type) completes it
+  /// with operation_aborted. Safe to call after the term ended: completes at once.
+  template <typename CompletionToken = boost::asio::deferred_t>
+  auto async_wait_end(CompletionToken&& token = {}) const {
+    return boost::asio::async_initiate<CompletionToken, void(error_code, RevokeReason)>(
+        [](auto handler, std::shared_ptr<detail::TermState> s) {
+          detail::async_wait_term_end(s, detail::TermEndHandler(std::move(handler)));
+        },
+        token, state_);
+  }
+
+ private:
+  std::shared_ptr<detail::TermState> state_;
+};
+
+}  // namespace leasehold

@@ -1,0 +1,688 @@
+#include <leasehold/elector.hpp>
+#include <leasehold/log.hpp>
+#include <leasehold/redis/client.hpp>
+
+#include "complete.hpp"
+#include "group_registry.hpp"
+#include "lease_scripts.hpp"
+#include "term_state.hpp"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <future>
+#include <queue>
+#include <thread>
+#include <unordered_map>
+
+namespace leasehold::detail {
+
+namespace asio = boost::asio;
+using TermHandler = asio::any_completion_handler<void(error_code, Term)>;
+using VoidHandler = asio::any_completion_handler<void(error_code)>;
+using LeaderInfoHandler = asio::any_completion_handler<void(error_code, LeaderInfo)>;
+
+namespace {
+
+std::int64_t to_ns(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// Connection-level failures are reported once, by the connection's state
+// handler, not again for every group whose command they failed.
+bool is_connection_failure(const error_code& ec) {
+  return ec == errc::connection_lost || ec == errc::not_connected || ec == errc::stopped ||
+         ec == errc::timeout || ec == errc::protocol_error || ec == asio::error::operation_aborted;
+}
+
+std::optional<AcquireReply> parse_acquire(const redis::Reply& r) {
+  if (!r.is_array() || r.elements.size() != 4) return std::nullopt;
+  const auto& e = r.elements;
+  if (!e[0].is_integer() || !e[1].is_string() || !e[2].is_integer() || !e[3].is_integer()) {
+    return std::nullopt;
+  }
+  return AcquireReply{e[0].integer == 1, e[1].str, e[2].integer, e[3].integer};
+}
+
+}  // namespace
+
+struct GroupState {
+  GroupState(std::string n, const ElectorOptions& o, LeaseTiming timing, const std::string& id)
+      : name(std::move(n)),
+        key(o.key_prefix + name),
+        token_key(key + ":token"),
+        channel(key + ":released"),
+        machine(timing, id),
+        flag(std::make_shared<LeaderFlag>()) {}
+
+  const std::string name;
+  const std::string key;
+  const std::string token_key;
+  const std::string channel;
+  LeaseMachine machine;
+  const std::shared_ptr<LeaderFlag> flag;
+
+  // Strand-only from here on.
+  bool begun = false;
+  std::shared_ptr<TermState> term;
+  std::vector<std::pair<std::uint64_t, TermHandler>> acquire_waiters;
+  std::vector<VoidHandler> step_down_waiters;
+  std::uint64_t wake_generation = 0;
+  error_code last_error;  // the last reported error, so a repeating one is reported once
+};
+
+struct Callbacks {
+  Elector::ElectedHandler elected;
+  Elector::RevokedHandler revoked;
+  Elector::LeaderChangedHandler leader_changed;
+  Elector::ErrorHandler error;
+};
+
+class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
+ public:
+  ElectorImpl(asio::any_io_executor io, asio::any_io_executor callbacks, RedisOptions redis,
+              ElectorOptions options)
+      : options_(validated(std::move(options))),
+        id_(options_.instance_id.empty() ? default_instance_id() : options_.instance_id),
+        timing_{options_.ttl, options_.effective_heartbeat(), options_.retry_interval,
+                options_.effective_drift_margin(), options_.effective_hold_off()},
+        ttl_ms_(std::to_string(options_.ttl.count())),
+        strand_(asio::make_strand(io)),
+        callback_strand_(asio::make_strand(callbacks)),
+        client_(strand_, redis),
+        subscriber_(strand_, subscriber_options(redis), redis::Role::subscriber),
+        timer_(strand_),
+        stop_timer_(strand_) {
+    client_.preload(acquire_script());
+    client_.preload(renew_script());
+    client_.preload(release_script());
+    // Not started yet, so nothing to begin: start() begins every group.
+    for (const auto& g : default_and(options_.groups)) {
+      registry_.insert(std::make_unique<GroupState>(g, options_, timing_, id_));
+    }
+  }
+
+  // ---- any thread -----------------------------------------------------------
+
+  const ElectorOptions& options() const noexcept { return options_; }
+  const std::string& id() const noexcept { return id_; }
+  asio::any_io_executor executor() const { return strand_; }
+  bool running_in_strand() const noexcept { return strand_.running_in_this_thread(); }
+
+  bool is_leader(std::string_view group) const noexcept {
+    const GroupState* g = registry_.find(group);
+    return g != nullptr && g->flag->leading(Clock::now());
+  }
+
+  GroupState& register_group(std::string_view name) {
+    if (GroupState* g = registry_.find(name)) return *g;
+    validate_group_name(name);
+    auto [g, fresh] = registry_.insert(std::make_unique<GroupState>(std::string(name), options_, timing_, id_));
+    if (fresh) {
+      asio::post(strand_, [self = shared_from_this(), g = g] {
+        if (self->started_ && !self->stopping_) self->begin(*g);
+      });
+    }
+    return *g;
+  }
+
+  void set_callbacks(const std::function<void(Callbacks&)>& edit) {
+    std::lock_guard lock(callbacks_mutex_);
+    auto next = std::make_shared<Callbacks>(callbacks_ ? *callbacks_ : Callbacks{});
+    edit(*next);
+    callbacks_ = std::move(next);
+  }
+
+  void start() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->start_on_strand(); });
+  }
+
+  void acquire(std::string group, TermHandler handler) {
+    GroupState* g = nullptr;
+    try {
+      g = &register_group(group);
+    } catch (const std::invalid_argument& e) {
+      log(LogLevel::warning, e.what());
+      return complete_later(strand_, std::move(handler), make_error_code(errc::invalid_argument), Term{});
+    }
+    asio::dispatch(strand_, [self = shared_from_this(), g, h = std::move(handler)]() mutable {
+      self->acquire_on_strand(*g, std::move(h));
+    });
+  }
+
+  void step_down(std::string group, VoidHandler handler) {
+    GroupState* g = registry_.find(group);
+    if (g == nullptr) {
+      log(LogLevel::warning, fmt::format("step_down: group \"{}\" is not registered", group));
+      return complete_later(strand_, std::move(handler), make_error_code(errc::invalid_argument));
+    }
+    asio::dispatch(strand_, [self = shared_from_this(), g, h = std::move(handler)]() mutable {
+      g->step_down_waiters.push_back(std::move(h));
+      self->apply(*g, g->machine.step_down(Clock::now()));
+    });
+  }
+
+  void stop(VoidHandler handler) {
+    asio::dispatch(strand_, [self = shared_from_this(), h = std::move(handler)]() mutable {
+      self->stop_on_strand(std::move(h));
+    });
+  }
+
+  void leader_of(std::string group, LeaderInfoHandler handler) {
+    try {
+      validate_group_name(group);
+    } catch (const std::invalid_argument&) {
+      return complete_later(strand_, std::move(handler), make_error_code(errc::invalid_argument), LeaderInfo{});
+    }
+    const std::string key = options_.key_prefix + group;
+    redis::Request request;
+    request.push({"GET", key}).push({"PTTL", key}).push({"GET", key + ":token"});
+    asio::dispatch(strand_, [self = shared_from_this(), r = std::move(request), h = std::move(handler)]() mutable {
+      self->client_.async_exec(
+          std::move(r), [self, h = std::move(h)](error_code ec, std::vector<redis::Reply> replies) mutable {
+            LeaderInfo info;
+            if (!ec && replies.size() == 3) {
+              for (const auto& reply : replies) {
+                if (reply.is_error()) ec = make_error_code(classify_server_error(reply.str));
+              }
+              if (replies[0].is_string()) info.holder = replies[0].str;
+              if (replies[1].is_integer() && replies[1].integer >= -1) {
+                info.remaining = std::chrono::milliseconds(replies[1].integer);
+              }
+              if (replies[2].is_string()) info.token = std::atoll(replies[2].str.c_str());
+            }
+            complete_later(self->strand_, std::move(h), ec, std::move(info));
+          });
+    });
+  }
+
+  /// The elector is going away without a graceful stop: drop everything now.
+  void abandon() {
+    for (GroupState* g : registry_.snapshot()) g->flag->deadline_ns.store(0, std::memory_order_release);
+    asio::post(strand_, [self = shared_from_this()] { self->finish_stop(); });
+  }
+
+ private:
+  static ElectorOptions validated(ElectorOptions o) {
+    o.validate();
+    return o;
+  }
+
+  static std::vector<std::string> default_and(std::vector<std::string> groups) {
+    groups.insert(groups.begin(), "default");
+    return groups;
+  }
+
+  static RedisOptions subscriber_options(RedisOptions o) {
+    if (!o.client_name.empty()) o.client_name += "-sub";
+    return o;
+  }
+
+  // ---- strand only ----------------------------------------------------------
+
+  void start_on_strand() {
+    if (started_ || stopping_) return;
+    started_ = true;
+    auto self = shared_from_this();
+    client_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
+    subscriber_.on_state([this](bool up, const Error&) {
+      if (up) return;  // notices count as available once each channel is confirmed
+      for (GroupState* g : begun_) apply(*g, g->machine.on_notices_available(Clock::now(), false));
+    });
+    subscriber_.on_subscribed([this](std::string_view channel) {
+      if (auto it = by_channel_.find(std::string(channel)); it != by_channel_.end()) {
+        apply(*it->second, it->second->machine.on_notices_available(Clock::now(), true));
+      }
+    });
+    subscriber_.on_message([this](std::string_view channel, std::string_view) {
+      if (auto it = by_channel_.find(std::string(channel)); it != by_channel_.end()) {
+        apply(*it->second, it->second->machine.on_release_notice(Clock::now()));
+      }
+    });
+    client_.start();
+    subscriber_.start();
+    for (GroupState* g : registry_.snapshot()) begin(*g);
+    log(LogLevel::info, fmt::format("elector {} started against {}", id_, client_.options().to_string()));
+  }
+
+  void begin(GroupState& g) {
+    if (g.begun) return;
+    g.begun = true;
+    begun_.push_back(&g);
+    by_channel_.emplace(g.channel, &g);
+    subscriber_.subscribe({g.channel});
+    const auto now = Clock::now();
+    apply(g, g.machine.start(now));
+    if (client_.connected()) apply(g, g.machine.on_connected(now));
+  }
+
+  void on_connection(bool up, const Error& error) {
+    const auto now = Clock::now();
+    if (!up && !stopping_) {
+      log(LogLevel::warning, fmt::format("elector {}: connection to Redis lost: {}", id_, error.message()));
+      emit_error("", error);
+    }
+    for (GroupState* g : begun_) {
+      apply(*g, up ? g->machine.on_connected(now)
+                   : g->machine.on_disconnected(now, error.code == errc::timeout));
+    }
+  }
+
+  void acquire_on_strand(GroupState& g, TermHandler handler) {
+    if (stopping_) {
+      return complete_later(strand_, std::move(handler), make_error_code(errc::stopped), Term{});
+    }
+    if (g.term && g.flag->leading(Clock::now())) {
+      return complete_later(strand_, std::move(handler), error_code{}, Term(g.term));
+    }
+    const std::uint64_t id = next_waiter_++;
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) {
+      slot.assign([weak = weak_from_this(), g = &g, id](asio::cancellation_type) {
+        auto self = weak.lock();
+        if (!self) return;
+        asio::post(self->strand_, [self, g, id] {
+          auto& waiters = g->acquire_waiters;
+          auto it = std::find_if(waiters.begin(), waiters.end(), [id](const auto& w) { return w.first == id; });
+          if (it == waiters.end()) return;
+          auto h = std::move(it->second);
+          waiters.erase(it);
+          complete_later(self->strand_, std::move(h), error_code(asio::error::operation_aborted), Term{});
+        });
+      });
+    }
+    g.acquire_waiters.emplace_back(id, std::move(handler));
+    if (started_) begin(g);
+  }
+
+  // Turns one Output of a group's machine into effects. The order matters:
+  // the published deadline changes first, so that no callback can observe a
+  // revoked group as leader.
+  void apply(GroupState& g, Output out) {
+    const auto deadline = g.machine.deadline();
+    const std::int64_t deadline_ns = deadline ? to_ns(*deadline) : 0;
+    g.flag->deadline_ns.store(deadline_ns, std::memory_order_release);
+    if (g.term) g.term->deadline_ns.store(deadline_ns, std::memory_order_release);
+
+    if (out.revoked) end_term(g, *out.revoked);
+    if (out.elected) begin_term(g);
+    if (out.holder_changed) {
+      emit([ev = LeaderChangedEvent{g.name, g.machine.holder()}](const Callbacks& c) {
+        if (c.leader_changed) c.leader_changed(ev);
+      });
+    }
+    if (out.released) {
+      for (auto& h : std::exchange(g.step_down_waiters, {})) complete_later(strand_, std::move(h), error_code{});
+    }
+    if (out.send != Command::none) send(g, out.send, out.seq);
+    schedule(g, out.wake);
+    if (out.stopped) maybe_finish_stop();
+  }
+
+  void begin_term(GroupState& g) {
+    const auto& m = g.machine;
+    g.term = std::make_shared<TermState>(g.name, m.token(), m.term_started(), strand_);
+    g.term->deadline_ns.store(g.flag->deadline_ns.load(std::memory_order_relaxed), std::memory_order_release);
+    g.last_error = {};
+    log(LogLevel::info, fmt::format("elector {}: elected leader of group \"{}\" (token {})", id_, g.name, m.token()));
+    for (auto& [id, h] : std::exchange(g.acquire_waiters, {})) {
+      complete_later(strand_, std::move(h), error_code{}, Term(g.term));
+    }
+    emit([ev = ElectedEvent{g.name, m.token(), m.term_started()}](const Callbacks& c) {
+      if (c.elected) c.elected(ev);
+    });
+  }
+
+  void end_term(GroupState& g, RevokeReason reason) {
+    const std::int64_t token = g.term ? g.term->token : g.machine.token();
+    if (g.term) g.term->end(reason);
+    g.term.reset();
+    const LogLevel level = (reason == RevokeReason::stepped_down || reason == RevokeReason::stopped)
+                               ? LogLevel::info
+                               : LogLevel::warning;
+    log(level, fmt::format("elector {}: no longer leader of group \"{}\" (token {}): {}", id_, g.name, token,
+                           to_string(reason)));
+    emit([ev = RevokedEvent{g.name, token, reason}](const Callbacks& c) {
+      if (c.revoked) c.revoked(ev);
+    });
+  }
+
+  void send(GroupState& g, Command command, std::uint64_t seq) {
+    auto self = shared_from_this();
+    switch (command) {
+      case Command::acquire:
+        client_.async_eval(acquire_script(), {g.key, g.token_key}, {id_, ttl_ms_},
+                           [self, g = &g, seq](error_code ec, redis::Reply reply) {
+                             self->on_acquire_result(*g, seq, ec, reply);
+                           });
+        break;
+      case Command::renew:
+        client_.async_eval(renew_script(), {g.key}, {id_, ttl_ms_},
+                           [self, g = &g, seq](error_code ec, redis::Reply reply) {
+                             self->on_renew_result(*g, seq, ec, reply);
+                           });
+        break;
+      case Command::release:
+        client_.async_eval(release_script(), {g.key}, {id_, g.channel},
+                           [self, g = &g, seq](error_code ec, redis::Reply reply) {
+                             self->on_release_result(*g, seq, ec, reply);
+                           });
+        break;
+      case Command::none:
+        break;
+    }
+  }
+
+  void on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {
+    const auto now = Clock::now();
+    std::optional<AcquireReply> parsed;
+    if (!ec) {
+      parsed = parse_acquire(reply);
+      if (!parsed || (parsed->acquired && parsed->holder != id_)) {
+        parsed.reset();
+        ec = make_error_code(errc::unexpected_reply);
+      }
+    }
+    if (ec) return fail(g, seq, ec, reply, "acquire");
+    g.last_error = {};
+    apply(g, g.machine.on_acquire_reply(now, seq, *parsed));
+  }
+
+  void on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {
+    if (!ec && !reply.is_integer()) ec = make_error_code(errc::unexpected_reply);
+    if (ec) return fail(g, seq, ec, reply, "renew");
+    apply(g, g.machine.on_renew_reply(Clock::now(), seq, reply.integer == 1));
+  }
+
+  void on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {
+    if (!ec && !reply.is_integer()) ec = make_error_code(errc::unexpected_reply);
+    if (ec) return fail(g, seq, ec, reply, "release");
+    apply(g, g.machine.on_release_reply(Clock::now(), seq));
+  }
+
+  void fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, std::string_view what) {
+    if (!is_connection_failure(ec) && ec != g.last_error) {
+      g.last_error = ec;
+      Error error{ec, reply.is_error() ? reply.str : reply.debug_string()};
+      log(LogLevel::warning, fmt::format("elector {}: {} of group \"{}\" failed: {}", id_, what, g.name,
+                                         error.message()));
+      emit_error(g.name, error);
+    }
+    apply(g, g.machine.on_failure(Clock::now(), seq, ec == errc::timeout ? Failure::timeout : Failure::error));
+  }
+
+  // ---- timers: one steady_timer for every group, earliest wake first --------
+
+  struct Wake {
+    TimePoint at;
+    GroupState* group;
+    std::uint64_t generation;
+    bool operator>(const Wake& o) const { return at > o.at; }
+  };
+
+  void schedule(GroupState& g, std::optional<TimePoint> at) {
+    ++g.wake_generation;  // any earlier wake of this group is now stale
+    if (!at || stopped_) return;
+    wakes_.push(Wake{*at, &g, g.wake_generation});
+    arm();
+  }
+
+  void arm() {
+    while (!wakes_.empty() && wakes_.top().generation != wakes_.top().group->wake_generation) wakes_.pop();
+    if (wakes_.empty()) return;
+    const TimePoint next = wakes_.top().at;
+    if (armed_ && armed_at_ <= next) return;
+    armed_ = true;
+    armed_at_ = next;
+    timer_.expires_at(next);
+    timer_.async_wait(asio::bind_executor(strand_, [self = shared_from_this(), next](error_code ec) {
+      if (ec || self->armed_at_ != next) return;  // re-armed earlier meanwhile
+      self->armed_ = false;
+      self->fire();
+    }));
+  }
+
+  void fire() {
+    const auto now = Clock::now();
+    // Every group due now is handled in this one pass, so their renewals
+    // leave in one pipelined write.
+    for (std::size_t budget = wakes_.size() + begun_.size(); budget > 0 && !wakes_.empty(); --budget) {
+      const Wake w = wakes_.top();
+      if (w.at > now) break;
+      wakes_.pop();
+      if (w.generation != w.group->wake_generation) continue;
+      apply(*w.group, w.group->machine.on_timer(now));
+    }
+    arm();
+  }
+
+  // ---- stop -----------------------------------------------------------------
+
+  void stop_on_strand(VoidHandler handler) {
+    if (stopped_) return complete_later(strand_, std::move(handler), error_code{});
+    stop_waiters_.push_back(std::move(handler));
+    if (stopping_) return;
+    stopping_ = true;
+    for (GroupState* g : registry_.snapshot()) {
+      for (auto& [id, h] : std::exchange(g->acquire_waiters, {})) {
+        complete_later(strand_, std::move(h), make_error_code(errc::stopped), Term{});
+      }
+    }
+    const auto now = Clock::now();
+    for (GroupState* g : begun_) apply(*g, g->machine.stop(now));
+    stop_timer_.expires_after(options_.stop_timeout);
+    stop_timer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (ec) return;
+      log(LogLevel::warning, fmt::format("elector {}: stop timed out waiting for releases", self->id_));
+      self->finish_stop();
+    });
+    maybe_finish_stop();
+  }
+
+  void maybe_finish_stop() {
+    if (!stopping_ || stopped_) return;
+    const bool all_stopped = std::all_of(begun_.begin(), begun_.end(), [](const GroupState* g) {
+      return g->machine.state() == LeaseState::stopped;
+    });
+    if (all_stopped) finish_stop();
+  }
+
+  void finish_stop() {
+    if (stopped_) return;
+    stopping_ = true;
+    stopped_ = true;
+    stop_timer_.cancel();
+    timer_.cancel();
+    for (GroupState* g : registry_.snapshot()) {
+      g->flag->deadline_ns.store(0, std::memory_order_release);
+      if (g->term) end_term(*g, RevokeReason::stopped);
+      for (auto& h : std::exchange(g->step_down_waiters, {})) {
+        complete_later(strand_, std::move(h), make_error_code(errc::stopped));
+      }
+      for (auto& [id, h] : std::exchange(g->acquire_waiters, {})) {
+        complete_later(strand_, std::move(h), make_error_code(errc::stopped), Term{});
+      }
+    }
+    client_.stop();
+    subscriber_.stop();
+    for (auto& h : std::exchange(stop_waiters_, {})) complete_later(strand_, std::move(h), error_code{});
+    log(LogLevel::info, fmt::format("elector {} stopped", id_));
+  }
+
+  // ---- events ---------------------------------------------------------------
+
+  template <typename F>
+  void emit(F deliver) {
+    std::shared_ptr<const Callbacks> callbacks;
+    {
+      std::lock_guard lock(callbacks_mutex_);
+      callbacks = callbacks_;
+    }
+    if (!callbacks) return;
+    // Posted, never run here: a slow callback must not delay a renewal.
+    asio::post(callback_strand_, [callbacks, deliver = std::move(deliver)] {
+      try {
+        deliver(*callbacks);
+      } catch (const std::exception& e) {
+        log(LogLevel::error, fmt::format("leasehold: an event callback threw: {}", e.what()));
+      }
+    });
+  }
+
+  void emit_error(const std::string& group, const Error& error) {
+    emit([ev = ErrorEvent{group, error}](const Callbacks& c) {
+      if (c.error) c.error(ev);
+    });
+  }
+
+  const ElectorOptions options_;
+  const std::string id_;
+  const LeaseTiming timing_;
+  const std::string ttl_ms_;
+  asio::strand<asio::any_io_executor> strand_;
+  asio::strand<asio::any_io_executor> callback_strand_;
+  redis::Client client_;
+  redis::Client subscriber_;
+  GroupRegistry<GroupState> registry_;
+
+  std::mutex callbacks_mutex_;
+  std::shared_ptr<const Callbacks> callbacks_;
+
+  // Strand only.
+  std::vector<GroupState*> begun_;
+  std::unordered_map<std::string, GroupState*> by_channel_;
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
+  asio::steady_timer timer_;
+  bool armed_ = false;
+  TimePoint armed_at_{};
+  asio::steady_timer stop_timer_;
+  std::vector<VoidHandler> stop_waiters_;
+  std::uint64_t next_waiter_ = 1;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool stopped_ = false;
+};
+
+/// Standalone mode's threads: one runs the elector, one runs callbacks.
+struct Standalone {
+  asio::io_context io{1};
+  asio::io_context callbacks{1};
+  asio::executor_work_guard<asio::io_context::executor_type> io_work = asio::make_work_guard(io);
+  asio::executor_work_guard<asio::io_context::executor_type> callback_work = asio::make_work_guard(callbacks);
+  std::thread io_thread;
+  std::thread callback_thread;
+
+  void run() {
+    io_thread = std::thread([this] { io.run(); });
+    callback_thread = std::thread([this] { callbacks.run(); });
+  }
+
+  void join() {
+    io_work.reset();
+    callback_work.reset();
+    io.stop();
+    callbacks.stop();
+    if (io_thread.joinable()) io_thread.join();
+    if (callback_thread.joinable()) callback_thread.join();
+  }
+};
+
+}  // namespace leasehold::detail
+
+namespace leasehold {
+
+namespace asio = boost::asio;
+
+Elector::Elector(executor_type executor, RedisOptions redis, ElectorOptions options)
+    : impl_(std::make_shared<detail::ElectorImpl>(executor, executor, std::move(redis), std::move(options))) {}
+
+Elector::Elector(RedisOptions redis, ElectorOptions options)
+    : standalone_(std::make_unique<detail::Standalone>()),
+      impl_(std::make_shared<detail::ElectorImpl>(standalone_->io.get_executor(),
+                                                  standalone_->callbacks.get_executor(), std::move(redis),
+                                                  std::move(options))) {
+  standalone_->run();
+}
+
+Elector::~Elector() {
+  if (standalone_) {
+    if (!on_own_executor()) stop_and_wait();
+    impl_->abandon();
+    impl_.reset();
+    standalone_->join();
+  } else {
+    impl_->abandon();
+  }
+}
+
+Elector::executor_type Elector::get_executor() const noexcept { return impl_->executor(); }
+const std::string& Elector::instance_id() const noexcept { return impl_->id(); }
+const ElectorOptions& Elector::options() const noexcept { return impl_->options(); }
+void Elector::start() { impl_->start(); }
+bool Elector::is_leader(std::string_view group) const noexcept { return impl_->is_leader(group); }
+
+Group Elector::group(std::string_view name) {
+  auto& g = impl_->register_group(name);
+  return Group(g.name, g.flag);
+}
+
+void Elector::on_elected(ElectedHandler h) {
+  impl_->set_callbacks([&](detail::Callbacks& c) { c.elected = std::move(h); });
+}
+void Elector::on_revoked(RevokedHandler h) {
+  impl_->set_callbacks([&](detail::Callbacks& c) { c.revoked = std::move(h); });
+}
+void Elector::on_leader_changed(LeaderChangedHandler h) {
+  impl_->set_callbacks([&](detail::Callbacks& c) { c.leader_changed = std::move(h); });
+}
+void Elector::on_error(ErrorHandler h) {
+  impl_->set_callbacks([&](detail::Callbacks& c) { c.error = std::move(h); });
+}
+
+void Elector::start_acquire(std::string group, TermHandler handler) {
+  impl_->acquire(std::move(group), std::move(handler));
+}
+void Elector::start_step_down(std::string group, VoidHandler handler) {
+  impl_->step_down(std::move(group), std::move(handler));
+}
+void Elector::start_stop(VoidHandler handler) { impl_->stop(std::move(handler)); }
+void Elector::start_leader_of(std::string group, LeaderInfoHandler handler) {
+  impl_->leader_of(std::move(group), std::move(handler));
+}
+
+bool Elector::on_own_executor() const noexcept { return impl_->running_in_strand(); }
+
+void Elector::stop_and_wait() {
+  if (on_own_executor()) {
+    throw std::logic_error("Elector::stop_and_wait() called on the elector's own executor: it would deadlock");
+  }
+  auto done = std::make_shared<std::promise<void>>();
+  auto finished = done->get_future();
+  impl_->stop(VoidHandler([done](error_code) { done->set_value(); }));
+  // stop() itself is bounded by stop_timeout; the extra second covers an
+  // executor that nobody runs (executor mode), so this never hangs.
+  const auto bound = options().stop_timeout + std::chrono::seconds(1);
+  if (finished.wait_for(bound) != std::future_status::ready) {
+    log(LogLevel::warning, "leasehold: stop did not finish in time; is the elector's executor running?");
+  }
+}
+
+StopOperation::~StopOperation() {
+  if (elector_ == nullptr) return;
+  if (elector_->on_own_executor()) {
+    elector_->stop([](error_code) {});
+  } else {
+    elector_->stop_and_wait();
+  }
+}
+
+}  // namespace leasehold

@@ -1,0 +1,120 @@
+#include <leasehold/elector_options.hpp>
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <random>
+#include <stdexcept>
+
+namespace leasehold {
+namespace {
+
+constexpr std::size_t max_group_length = 200;
+constexpr std::size_t max_prefix_length = 100;
+constexpr std::size_t max_instance_id_length = 256;
+constexpr std::string_view token_suffix = ":token";
+
+bool has_control_char(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+// Renders a user-supplied string for an error message: bounded, with
+// control characters escaped.
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s.substr(0, 64)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  if (s.size() > 64) out += "...";
+  return out + "\"";
+}
+
+[[noreturn]] void fail(std::string message) { throw std::invalid_argument(std::move(message)); }
+
+}  // namespace
+
+void validate_group_name(std::string_view group) {
+  if (group.empty()) fail("invalid group name \"\": a group name must not be empty");
+  if (group.size() > max_group_length) {
+    fail(fmt::format("invalid group name {}: {} bytes is longer than the limit of {}", quoted(group),
+                     group.size(), max_group_length));
+  }
+  if (has_control_char(group)) {
+    fail(fmt::format("invalid group name {}: control characters are not allowed", quoted(group)));
+  }
+  if (group.size() >= token_suffix.size() &&
+      group.substr(group.size() - token_suffix.size()) == token_suffix) {
+    fail(fmt::format("invalid group name {}: names ending in \"{}\" are reserved for fencing counters",
+                     quoted(group), token_suffix));
+  }
+}
+
+void ElectorOptions::validate() const {
+  using std::chrono::milliseconds;
+  if (ttl < milliseconds(100)) {
+    fail(fmt::format("ElectorOptions.ttl must be at least 100 ms (got {} ms)", ttl.count()));
+  }
+  const auto drift = effective_drift_margin();
+  if (drift.count() < 0 || drift >= ttl / 2) {
+    fail(fmt::format("ElectorOptions.drift_margin must be >= 0 and less than half the ttl (got {} ms, ttl {} ms)",
+                     drift.count(), ttl.count()));
+  }
+  const auto heartbeat = effective_heartbeat();
+  if (heartbeat.count() <= 0) {
+    fail(fmt::format("ElectorOptions.heartbeat_interval must be > 0 (got {} ms)", heartbeat.count()));
+  }
+  if (heartbeat >= ttl - drift) {
+    fail(fmt::format(
+        "ElectorOptions.heartbeat_interval ({} ms) must be shorter than ttl - drift_margin ({} ms), "
+        "or the lease lapses before it is renewed",
+        heartbeat.count(), (ttl - drift).count()));
+  }
+  if (retry_interval.count() <= 0) {
+    fail(fmt::format("ElectorOptions.retry_interval must be > 0 (got {} ms)", retry_interval.count()));
+  }
+  if (effective_hold_off().count() < 0) {
+    fail(fmt::format("ElectorOptions.step_down_hold_off must be >= 0 (got {} ms)",
+                     effective_hold_off().count()));
+  }
+  if (stop_timeout.count() <= 0) {
+    fail(fmt::format("ElectorOptions.stop_timeout must be > 0 (got {} ms)", stop_timeout.count()));
+  }
+  if (key_prefix.empty()) fail("ElectorOptions.key_prefix must not be empty");
+  if (key_prefix.size() > max_prefix_length || has_control_char(key_prefix)) {
+    fail(fmt::format("ElectorOptions.key_prefix {} must be at most {} bytes without control characters",
+                     quoted(key_prefix), max_prefix_length));
+  }
+  if (!instance_id.empty() &&
+      (instance_id.size() > max_instance_id_length || has_control_char(instance_id))) {
+    fail(fmt::format("ElectorOptions.instance_id {} must be at most {} bytes without control characters",
+                     quoted(instance_id), max_instance_id_length));
+  }
+  for (const auto& group : groups) {
+    try {
+      validate_group_name(group);
+    } catch (const std::invalid_argument& e) {
+      fail(fmt::format("ElectorOptions.groups: {}", e.what()));
+    }
+  }
+}
+
+std::string default_instance_id() {
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  std::random_device rd;
+  const auto random = (static_cast<std::uint64_t>(rd()) << 32) | rd();
+  return fmt::format("{}-{}-{:016x}", host.data()[0] ? host.data() : "host", getpid(), random);
+}
+
+}  // namespace leasehold

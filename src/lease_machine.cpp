@@ -1,0 +1,324 @@
+#include <leasehold/detail/lease_machine.hpp>
+
+#include <algorithm>
+
+namespace leasehold::detail {
+
+std::string_view to_string(RevokeReason reason) noexcept {
+  switch (reason) {
+    case RevokeReason::renew_refused: return "renew_refused";
+    case RevokeReason::renew_failed: return "renew_failed";
+    case RevokeReason::timeout: return "timeout";
+    case RevokeReason::connection_lost: return "connection_lost";
+    case RevokeReason::stepped_down: return "stepped_down";
+    case RevokeReason::stopped: return "stopped";
+    case RevokeReason::deadline_passed: return "deadline_passed";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LeaseState state) noexcept {
+  switch (state) {
+    case LeaseState::idle: return "idle";
+    case LeaseState::disconnected: return "disconnected";
+    case LeaseState::candidate: return "candidate";
+    case LeaseState::leader: return "leader";
+    case LeaseState::held_off: return "held_off";
+    case LeaseState::stopping: return "stopping";
+    case LeaseState::stopped: return "stopped";
+  }
+  return "unknown";
+}
+
+LeaseMachine::LeaseMachine(LeaseTiming timing, std::string instance_id)
+    : timing_(timing), id_(std::move(instance_id)) {}
+
+std::optional<TimePoint> LeaseMachine::deadline() const noexcept {
+  if (state_ != LeaseState::leader) return std::nullopt;
+  return lease_end(confirmed_at_);
+}
+
+// ---- leadership: the only two places that start and end a term -----------
+
+void LeaseMachine::enter_leader(Output& out, TimePoint sent_at, std::int64_t token) {
+  state_ = LeaseState::leader;
+  term_started_ = sent_at;
+  confirmed_at_ = sent_at;
+  token_ = token;
+  out.elected = true;
+  see_holder(out, id_);
+}
+
+void LeaseMachine::leave_leader(Output& out, RevokeReason reason, LeaseState next) {
+  state_ = next;
+  out.revoked = reason;
+  holder_.clear();  // unknown until the next acquire reply says who holds it
+}
+
+void LeaseMachine::see_holder(Output& out, std::string_view holder) {
+  if (holder == holder_) return;
+  holder_.assign(holder);
+  out.holder_changed = !holder_.empty();
+}
+
+Output LeaseMachine::send(Output out, Command command, TimePoint now) {
+  // A later command replaces the one in flight: replies to the old one carry
+  // an old seq and are ignored. On the wire the old one still runs first.
+  in_flight_ = command;
+  in_flight_seq_ = next_seq_++;
+  in_flight_sent_at_ = now;
+  out.send = command;
+  out.seq = in_flight_seq_;
+  return out;
+}
+
+// Applies whatever is due at `now` (renewal, expiry, end of hold-off, next
+// acquire attempt) and computes the next wake-up. Every input ends here.
+Output LeaseMachine::settle(Output out, TimePoint now) {
+  if (state_ == LeaseState::leader && now >= lease_end(confirmed_at_)) {
+    leave_leader(out, RevokeReason::deadline_passed, LeaseState::candidate);
+    next_attempt_ = now;  // the key may still be ours: re-claim at once
+  }
+  if (state_ == LeaseState::held_off && now >= hold_until_) {
+    state_ = LeaseState::candidate;
+    next_attempt_ = now;
+  }
+  const bool idle_line = in_flight_ == Command::none && out.send == Command::none;
+  if (idle_line) {
+    if (state_ == LeaseState::leader && now >= confirmed_at_ + timing_.heartbeat_interval) {
+      out = send(std::move(out), Command::renew, now);
+    } else if (state_ == LeaseState::candidate && now >= next_attempt_) {
+      out = send(std::move(out), Command::acquire, now);
+    }
+  }
+
+  out.wake.reset();
+  switch (state_) {
+    case LeaseState::leader: {
+      const TimePoint end = lease_end(confirmed_at_);
+      out.wake = in_flight_ == Command::renew
+                     ? end
+                     : std::min(end, confirmed_at_ + timing_.heartbeat_interval);
+      break;
+    }
+    case LeaseState::candidate:
+      if (in_flight_ == Command::none) out.wake = next_attempt_;
+      break;
+    case LeaseState::held_off:
+      out.wake = hold_until_;
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+// ---- lifecycle ------------------------------------------------------------
+
+Output LeaseMachine::start(TimePoint now) {
+  if (state_ == LeaseState::idle || state_ == LeaseState::stopped) {
+    state_ = LeaseState::disconnected;
+  }
+  return settle({}, now);
+}
+
+Output LeaseMachine::stop(TimePoint now) {
+  Output out;
+  switch (state_) {
+    case LeaseState::stopping:
+    case LeaseState::stopped:
+      return settle(out, now);
+    case LeaseState::idle:
+    case LeaseState::disconnected:
+      state_ = LeaseState::stopped;
+      in_flight_ = Command::none;
+      out.stopped = true;
+      return settle(out, now);
+    case LeaseState::leader:
+      leave_leader(out, RevokeReason::stopped, LeaseState::stopping);
+      break;
+    case LeaseState::candidate:
+    case LeaseState::held_off:
+      state_ = LeaseState::stopping;
+      break;
+  }
+  // Always release when connected: an acquire in flight or a stale own lease
+  // left by an unconfirmed renewal would otherwise block the group for a TTL.
+  return settle(send(out, Command::release, now), now);
+}
+
+Output LeaseMachine::step_down(TimePoint now) {
+  Output out;
+  switch (state_) {
+    case LeaseState::idle:
+    case LeaseState::stopping:
+    case LeaseState::stopped:
+      out.released = true;
+      return settle(out, now);
+    case LeaseState::disconnected:
+      hold_until_ = now + timing_.step_down_hold_off;
+      out.released = true;
+      return settle(out, now);
+    case LeaseState::leader:
+      leave_leader(out, RevokeReason::stepped_down, LeaseState::held_off);
+      break;
+    case LeaseState::candidate:
+    case LeaseState::held_off:
+      state_ = LeaseState::held_off;
+      break;
+  }
+  hold_until_ = now + timing_.step_down_hold_off;
+  return settle(send(out, Command::release, now), now);
+}
+
+Output LeaseMachine::on_timer(TimePoint now) { return settle({}, now); }
+
+// ---- connection -----------------------------------------------------------
+
+Output LeaseMachine::on_connected(TimePoint now) {
+  if (state_ == LeaseState::disconnected) {
+    if (now < hold_until_) {
+      state_ = LeaseState::held_off;
+    } else {
+      state_ = LeaseState::candidate;
+      next_attempt_ = now;  // own unexpired leases are re-claimed at once
+    }
+  }
+  return settle({}, now);
+}
+
+Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
+  Output out;
+  // A release that dies with the connection has finished, as in on_failure.
+  if (in_flight_ == Command::release) out.released = true;
+  in_flight_ = Command::none;  // every pending command failed with the connection
+  switch (state_) {
+    case LeaseState::leader:
+      leave_leader(out, timed_out ? RevokeReason::timeout : RevokeReason::connection_lost,
+                   LeaseState::disconnected);
+      break;
+    case LeaseState::candidate:
+    case LeaseState::held_off:
+      state_ = LeaseState::disconnected;
+      break;
+    case LeaseState::stopping:
+      state_ = LeaseState::stopped;
+      out.released = true;
+      out.stopped = true;
+      break;
+    default:
+      break;
+  }
+  return settle(out, now);
+}
+
+Output LeaseMachine::on_release_notice(TimePoint now) {
+  if (state_ == LeaseState::candidate) {
+    next_attempt_ = std::min(next_attempt_, now);
+    holder_.clear();
+  }
+  return settle({}, now);
+}
+
+Output LeaseMachine::on_notices_available(TimePoint now, bool available) {
+  notices_available_ = available;
+  if (state_ == LeaseState::candidate) {
+    // Back to notices: a release may have gone unheard meanwhile, so look now.
+    // Without notices: poll at retry_interval at the latest.
+    next_attempt_ = available ? now : std::min(next_attempt_, now + timing_.retry_interval);
+  }
+  return settle({}, now);
+}
+
+// ---- replies --------------------------------------------------------------
+
+Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const AcquireReply& reply) {
+  Output out;
+  if (seq != in_flight_seq_ || in_flight_ != Command::acquire) return settle(out, now);
+  in_flight_ = Command::none;
+  if (state_ != LeaseState::candidate) return settle(out, now);
+  const TimePoint sent_at = in_flight_sent_at_;
+
+  if (reply.acquired) {
+    if (now >= lease_end(sent_at)) {
+      next_attempt_ = now;  // confirmed too late to lead on: re-claim afresh
+    } else {
+      enter_leader(out, sent_at, reply.token);
+    }
+    return settle(out, now);
+  }
+
+  see_holder(out, reply.holder);
+  // Try again when the holder's lease can first have expired: its PTTL was
+  // read after we sent, so sent_at + pttl is the earliest expiry instant.
+  TimePoint next = reply.pttl_ms >= 0
+                       ? sent_at + std::chrono::milliseconds(reply.pttl_ms) + std::chrono::milliseconds(1)
+                       : now + timing_.retry_interval;  // no TTL on the key: poll
+  if (!notices_available_) next = std::min(next, now + timing_.retry_interval);
+  next_attempt_ = next;
+  return settle(out, now);
+}
+
+Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed) {
+  Output out;
+  if (seq != in_flight_seq_ || in_flight_ != Command::renew) return settle(out, now);
+  in_flight_ = Command::none;
+  const TimePoint sent_at = in_flight_sent_at_;
+
+  if (state_ == LeaseState::leader) {
+    if (!renewed) {
+      leave_leader(out, RevokeReason::renew_refused, LeaseState::candidate);
+      next_attempt_ = now;  // see who holds it now, or take it if it is free
+    } else {
+      confirmed_at_ = sent_at;  // settle() demotes if even this came too late
+    }
+  } else if (state_ == LeaseState::candidate) {
+    next_attempt_ = now;  // the term already ended; re-claim if the key is ours
+  }
+  return settle(out, now);
+}
+
+Output LeaseMachine::on_release_reply(TimePoint now, std::uint64_t seq) {
+  Output out;
+  if (seq != in_flight_seq_ || in_flight_ != Command::release) return settle(out, now);
+  in_flight_ = Command::none;
+  out.released = true;
+  if (state_ == LeaseState::stopping) {
+    state_ = LeaseState::stopped;
+    out.stopped = true;
+  }
+  return settle(out, now);
+}
+
+Output LeaseMachine::on_failure(TimePoint now, std::uint64_t seq, Failure failure) {
+  Output out;
+  if (seq != in_flight_seq_ || in_flight_ == Command::none) return settle(out, now);
+  const Command failed = in_flight_;
+  in_flight_ = Command::none;
+
+  switch (failed) {
+    case Command::renew:
+      if (state_ == LeaseState::leader) {
+        leave_leader(out,
+                     failure == Failure::timeout ? RevokeReason::timeout : RevokeReason::renew_failed,
+                     LeaseState::candidate);
+      }
+      next_attempt_ = now + timing_.retry_interval;
+      break;
+    case Command::acquire:
+      next_attempt_ = now + timing_.retry_interval;
+      break;
+    case Command::release:
+      out.released = true;
+      if (state_ == LeaseState::stopping) {
+        state_ = LeaseState::stopped;
+        out.stopped = true;
+      }
+      break;
+    case Command::none:
+      break;
+  }
+  return settle(out, now);
+}
+
+}  // namespace leasehold::detail

@@ -1,0 +1,25 @@
+#pragma once
+// The three Lua scripts of the lease model. No shebang line: without one,
+// Redis checks maxmemory per command inside the script, so a re-claim
+// (GET + PEXPIRE) still works under OOM while a fresh SET fails loudly.
+
+#include <leasehold/redis/script.hpp>
+
+namespace leasehold::detail {
+
+/// KEYS: lease key, fencing counter key. ARGV: instance id, ttl in ms.
+/// Returns {acquired 0|1, holder id, holder's PTTL in ms, fencing token}.
+/// Re-claims the key when it already holds this id (the token stays);
+/// otherwise SET NX PX, and a fresh lease increments the fencing counter.
+const redis::Script& acquire_script();
+
+/// KEYS: lease key. ARGV: instance id, ttl in ms. Returns 1 if extended, 0
+/// when the key is gone or held by another id.
+const redis::Script& renew_script();
+
+/// KEYS: lease key. ARGV: instance id, release channel. Deletes the key and
+/// publishes the id on the channel only if the key holds this id; returns 1
+/// then, else 0.
+const redis::Script& release_script();
+
+}  // namespace leasehold::detail
