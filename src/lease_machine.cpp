@@ -66,6 +66,7 @@ Output LeaseMachine::send(Output out, Command command, TimePoint now) {
   // an old seq and are ignored. On the wire the old one still runs first.
   in_flight_ = command;
   in_flight_seq_ = next_seq_++;
+  if (command == Command::acquire) look_again_ = false;
   in_flight_sent_at_ = now;
   out.send = command;
   out.seq = in_flight_seq_;
@@ -215,6 +216,9 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
 Output LeaseMachine::on_release_notice(TimePoint now) {
   if (state_ == LeaseState::candidate) {
     next_attempt_ = std::min(next_attempt_, now);
+    // The acquire in flight may have run just before the release: its reply
+    // would then name the old holder, so look again after it.
+    look_again_ = in_flight_ == Command::acquire;
     holder_.clear();
   }
   return settle({}, now);
@@ -226,6 +230,7 @@ Output LeaseMachine::on_notices_available(TimePoint now, bool available) {
     // Back to notices: a release may have gone unheard meanwhile, so look now.
     // Without notices: poll at retry_interval at the latest.
     next_attempt_ = available ? now : std::min(next_attempt_, now + timing_.retry_interval);
+    if (available && in_flight_ == Command::acquire) look_again_ = true;
   }
   return settle({}, now);
 }
@@ -254,7 +259,11 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   TimePoint next = reply.pttl_ms >= 0
                        ? sent_at + std::chrono::milliseconds(reply.pttl_ms) + std::chrono::milliseconds(1)
                        : now + timing_.retry_interval;  // no TTL on the key: poll
+  // A key deleted by hand sends no notice, and a foreign holder may use a
+  // longer TTL than ours: look again after one ttl at the latest.
+  next = std::min(next, now + timing_.ttl);
   if (!notices_available_) next = std::min(next, now + timing_.retry_interval);
+  if (look_again_) next = now;
   next_attempt_ = next;
   return settle(out, now);
 }

@@ -91,7 +91,7 @@ class Elector;
 /// stops asynchronously; discarding it (`elector.stop();`) stops and waits,
 /// bounded by ElectorOptions::stop_timeout, unless called on the elector's
 /// own executor, where it cannot wait and stops in the background.
-class [[nodiscard("co_await it, or discard it to stop and wait")]] StopOperation {
+class StopOperation {
  public:
   explicit StopOperation(Elector& elector) : elector_(&elector) {}
   StopOperation(StopOperation&& other) noexcept : elector_(std::exchange(other.elector_, nullptr)) {}

@@ -135,6 +135,7 @@ class LeaseMachine {
   std::int64_t token_ = 0;
   std::string holder_;
   bool notices_available_ = false;
+  bool look_again_ = false;  // a notice came while an acquire was in flight
 };
 
 }  // namespace leasehold::detail

@@ -1,0 +1,423 @@
+// The elector against real redis-server processes: one test per row of the
+// failure table in DESIGN.md, plus the public contract around them.
+
+#include <leasehold/leasehold.hpp>
+
+#include "support/elector_fixture.hpp"
+#include "support/fault_proxy.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace lh = leasehold;
+using lh::test::Fleet;
+using lh::test::fast_options;
+using lh::test::run_until;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string key(const std::string& group = "default") { return "leader:" + group; }
+
+}  // namespace
+
+TEST(Elector, ExactlyOneLeaderAndGracefulStepDownHandsOverAtOnce) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  for (int i = 0; i < 3; ++i) fleet.add();
+  auto first = fleet.wait_single_leader();
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(fleet.run_checking_single_leader(500ms));
+  auto admin = server.admin();
+  EXPECT_EQ(admin.get(key()), fleet.at(*first).instance_id());
+
+  bool stepped = false;
+  fleet.at(*first).step_down("default", [&](lh::error_code ec) {
+    EXPECT_FALSE(ec) << ec.message();
+    stepped = true;
+  });
+  // Far sooner than ttl (1.5 s) or a poll: the release notice wakes a standby.
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    auto l = fleet.leaders();
+    return stepped && l.size() == 1 && l[0] != *first;
+  }, 1200ms)) << "no standby took over within 1.2 s of the step-down";
+  const auto second = fleet.leaders().front();
+  EXPECT_EQ(admin.get(key()), fleet.at(second).instance_id());
+  EXPECT_GT(fleet.events(second).elected.back().token, fleet.events(*first).elected.back().token)
+      << "fencing tokens strictly increase across terms";
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(*first).revoked.empty(); }));
+  EXPECT_EQ(fleet.events(*first).revoked.back().reason, lh::RevokeReason::stepped_down);
+  // The hold-off keeps the old leader from winning the group straight back.
+  ASSERT_TRUE(fleet.run_checking_single_leader(200ms));
+  EXPECT_FALSE(fleet.at(*first).is_leader());
+}
+
+TEST(Elector, KilledLeadersLeaseExpiresAndAStandbyTakesOver) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add();
+  fleet.add();
+  auto leader = fleet.wait_single_leader();
+  ASSERT_TRUE(leader);
+  const std::string dead_id = fleet.at(*leader).instance_id();
+  fleet.crash(*leader);  // no release: the key stays until its TTL runs out
+  auto admin = server.admin();
+  EXPECT_EQ(admin.get(key()), dead_id);
+  const std::size_t standby = 1 - *leader;
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.at(standby).is_leader(); }, 5s));
+  EXPECT_EQ(admin.get(key()), fleet.at(standby).instance_id());
+}
+
+TEST(Elector, StalledThreadWakesWithIsLeaderFalseAndNeverTwoConfirmedLeaders) {
+  lh::test::RedisServer server;
+  auto options = fast_options("stalled");
+  lh::Elector stalled(server.options(), options);  // standalone: its own I/O thread
+  stalled.start();
+  const auto start = std::chrono::steady_clock::now();
+  while (!stalled.is_leader() && std::chrono::steady_clock::now() - start < 10s) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(stalled.is_leader());
+
+  Fleet fleet(server);
+  fleet.add(fast_options("standby"));
+  lh::test::run_for(fleet.io, 200ms);
+
+  // Block the elector's thread for twice the ttl.
+  std::atomic<bool> released{false};
+  boost::asio::post(stalled.get_executor(), [&] {
+    while (!released.load()) std::this_thread::sleep_for(1ms);
+  });
+  bool overlap = false;
+  const auto stall_start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - stall_start < 3s) {
+    lh::test::step(fleet.io);
+    if (stalled.is_leader() && fleet.at(0).is_leader()) overlap = true;
+  }
+  EXPECT_FALSE(stalled.is_leader()) << "the deadline passed during the stall";
+  EXPECT_TRUE(fleet.at(0).is_leader()) << "the standby takes the expired lease";
+  released = true;
+  // Waking up must not bring back a false claim.
+  const auto wake = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - wake < 1s) {
+    lh::test::step(fleet.io);
+    if (stalled.is_leader() && fleet.at(0).is_leader()) overlap = true;
+  }
+  EXPECT_FALSE(overlap) << "two instances claimed the same group at the same instant";
+  EXPECT_FALSE(stalled.is_leader());
+}
+
+TEST(Elector, RenewalTimeoutDemotesAndReclaimsTheSameTermAfterResume) {
+  lh::test::RedisServer server;
+  auto redis = server.options();
+  redis.command_timeout = 300ms;
+  Fleet fleet(redis);
+  auto options = fast_options();
+  options.ttl = 4000ms;
+  options.retry_interval = 200ms;
+  auto& e = fleet.add(options);
+  ASSERT_TRUE(fleet.wait_single_leader());
+  const auto token = fleet.events(0).elected.back().token;
+
+  server.pause();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !e.is_leader(); }, 5s));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(0).revoked.empty(); }));
+  const auto reason = fleet.events(0).revoked.back().reason;
+  EXPECT_TRUE(reason == lh::RevokeReason::timeout) << lh::to_string(reason);
+  std::this_thread::sleep_for(300ms);
+  server.resume();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+  EXPECT_EQ(fleet.events(0).elected.back().token, token) << "a re-claim keeps the term's token";
+}
+
+TEST(Elector, RedisDownMeansNobodyLeadsAndLeadershipReturnsAfterRestart) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add();
+  fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  server.kill();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.leaders().empty(); }, 5s));
+  lh::test::run_for(fleet.io, 500ms);
+  EXPECT_TRUE(fleet.leaders().empty()) << "nobody leads while Redis is down";
+  server.restart();  // empty: a new election
+  auto leader = fleet.wait_single_leader("default", 15s);
+  ASSERT_TRUE(leader);
+  EXPECT_TRUE(fleet.run_checking_single_leader(1s));
+  EXPECT_EQ(server.admin().get(key()), fleet.at(*leader).instance_id());
+}
+
+TEST(Elector, KeyHeldByAForeignIdIsNeverTouched) {
+  lh::test::RedisServer server;
+  auto admin = server.admin();
+  admin.call({"SET", key(), "someone-else"});  // no TTL: held for good
+  Fleet fleet(server);
+  fleet.add();
+  lh::test::run_for(fleet.io, 2s);
+  EXPECT_TRUE(fleet.leaders().empty());
+  EXPECT_EQ(admin.get(key()), "someone-else");
+  EXPECT_EQ(admin.pttl(key()), -1) << "the foreign key's TTL must not be changed";
+  ASSERT_FALSE(fleet.events(0).leader_changed.empty());
+  EXPECT_EQ(fleet.events(0).leader_changed.back().holder, "someone-else");
+
+  // Once the foreign holder lets go (here: a short TTL), the elector leads.
+  admin.call({"PEXPIRE", key(), "300"});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.at(0).is_leader(); }, 5s));
+}
+
+TEST(Elector, KeyDeletedOrOverwrittenByHandDemotesTheHolderOnItsNextRenewal) {
+  lh::test::RedisServer server;
+  auto admin = server.admin();
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  const auto first_token = fleet.events(0).elected.back().token;
+
+  admin.call({"SET", key(), "intruder", "PX", "600000"});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(0).revoked.empty(); }, 5s));
+  EXPECT_EQ(fleet.events(0).revoked.back().reason, lh::RevokeReason::renew_refused);
+  lh::test::run_for(fleet.io, 700ms);
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_EQ(admin.get(key()), "intruder") << "the intruder's key is foreign now: never touched";
+
+  admin.call({"DEL", key()});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+  EXPECT_GT(fleet.events(0).elected.back().token, first_token);
+
+  admin.call({"DEL", key()});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).revoked.size() == 2; }, 5s));
+  EXPECT_EQ(fleet.events(0).revoked.back().reason, lh::RevokeReason::renew_refused);
+}
+
+TEST(Elector, UnderOomAnOwnLeaseIsReclaimedWhileAFreshAcquireFailsLoudly) {
+  lh::test::RedisServer server;
+  auto admin = server.admin();
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  const auto token = fleet.events(0).elected.back().token;
+
+  admin.call({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+  admin.call({"CONFIG", "SET", "maxmemory", "1"});
+  // Demote the leader by cutting its connection; it must re-claim under OOM.
+  admin.call({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).revoked.size() == 1; }, 5s));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+  EXPECT_EQ(fleet.events(0).elected.back().token, token);
+
+  // A new group has no lease to re-claim: its SET is refused, loudly.
+  lh::Group fresh = e.group("fresh");
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::out_of_memory); }, 5s));
+  lh::test::run_for(fleet.io, 500ms);
+  EXPECT_FALSE(fresh.is_leader());
+  for (const auto& err : fleet.events(0).errors) {
+    if (err.error.code == lh::errc::out_of_memory) {
+      EXPECT_EQ(err.group, "fresh");
+      EXPECT_NE(err.error.detail.find("OOM"), std::string::npos) << err.error.detail;
+    }
+  }
+  admin.call({"CONFIG", "SET", "maxmemory", "0"});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fresh.is_leader(); }, 5s));
+}
+
+TEST(Elector, ScriptFlushIsInvisible) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  server.admin().call({"SCRIPT", "FLUSH"});
+  lh::test::run_for(fleet.io, 1500ms);  // three heartbeats
+  EXPECT_TRUE(e.is_leader());
+  EXPECT_TRUE(fleet.events(0).revoked.empty());
+  EXPECT_TRUE(fleet.events(0).errors.empty());
+}
+
+TEST(Elector, WrongTypeKeyGivesAnErrorEventAndNoLeadershipUntilItIsGone) {
+  lh::test::RedisServer server;
+  auto admin = server.admin();
+  admin.call({"HSET", key(), "field", "value"});
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::wrong_type); }, 5s));
+  lh::test::run_for(fleet.io, 500ms);
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_EQ(admin.call({"TYPE", key()}).str, "hash") << "the foreign value is never touched";
+  admin.call({"DEL", key()});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+}
+
+TEST(Elector, MissingAclPermissionGivesNoPermissionAndNoLeadership) {
+  lh::test::RedisServerOptions server_options;
+  // May run scripts, but only on keys outside leasehold's prefix.
+  server_options.acl_users = {"limited on >pw ~other:* &* +@all"};
+  lh::test::RedisServer server(server_options);
+  auto redis = server.options();
+  redis.username = "limited";
+  redis.password = "pw";
+  Fleet fleet(redis);
+  auto& e = fleet.add();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::no_permission); }, 5s));
+  lh::test::run_for(fleet.io, 500ms);
+  EXPECT_FALSE(e.is_leader());
+}
+
+TEST(Elector, SameInstanceIdRestartedReclaimsItsUnexpiredLeaseAtOnce) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = fast_options("stable-id");
+  options.ttl = 10s;  // so that "at once" is clearly not "after expiry"
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_single_leader());
+  const auto token = fleet.events(0).elected.back().token;
+  fleet.crash(0);
+  const auto restart = std::chrono::steady_clock::now();
+  auto& again = fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return again.is_leader(); }, 5s))
+      << "the restarted instance must not wait out its own lease";
+  EXPECT_LT(std::chrono::steady_clock::now() - restart, 5s);
+  EXPECT_EQ(fleet.events(1).elected.back().token, token);
+}
+
+TEST(Elector, StopReleasesEveryLeaseAndIsIdempotent) {
+  lh::test::RedisServer server;
+  auto options = fast_options();
+  options.groups = {"reports", "cleanup"};
+  Fleet fleet(server);
+  auto& e = fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    return e.is_leader("default") && e.is_leader("reports") && e.is_leader("cleanup");
+  }));
+  int stops = 0;
+  e.stop([&](lh::error_code ec) { EXPECT_FALSE(ec); ++stops; });
+  e.stop([&](lh::error_code ec) { EXPECT_FALSE(ec); ++stops; });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return stops == 2; }));
+  auto admin = server.admin();
+  for (const char* g : {"default", "reports", "cleanup"}) {
+    EXPECT_FALSE(admin.get(key(g)).has_value()) << g << " still has a key after stop()";
+    EXPECT_FALSE(e.is_leader(g));
+  }
+  std::optional<lh::error_code> late;
+  e.acquire("default", [&](lh::error_code ec, lh::Term) { late = ec; });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return late.has_value(); }));
+  EXPECT_EQ(*late, lh::errc::stopped);
+}
+
+TEST(Elector, AcquireReturnsATermWhoseEndIsObservable) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  std::optional<lh::Term> term;
+  std::optional<lh::RevokeReason> ended;
+  boost::asio::co_spawn(fleet.io, [&]() -> boost::asio::awaitable<void> {
+    term = co_await e.acquire("jobs", boost::asio::use_awaitable);
+    auto [ec, reason] = co_await term->async_wait_end(boost::asio::as_tuple(boost::asio::use_awaitable));
+    EXPECT_FALSE(ec);
+    ended = reason;
+  }, boost::asio::detached);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return term.has_value(); }));
+  EXPECT_EQ(term->group(), "jobs");
+  EXPECT_GT(term->token(), 0);
+  EXPECT_TRUE(term->active());
+  EXPECT_TRUE(e.is_leader("jobs"));
+
+  bool stepped = false;
+  e.step_down("jobs", [&](lh::error_code) { stepped = true; });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return stepped && ended.has_value(); }));
+  EXPECT_EQ(*ended, lh::RevokeReason::stepped_down);
+  EXPECT_FALSE(term->active());
+}
+
+TEST(Elector, AcquireCanBeCancelled) {
+  lh::test::RedisServer server;
+  server.admin().call({"SET", key("busy"), "someone-else"});
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  boost::asio::cancellation_signal signal;
+  std::optional<lh::error_code> result;
+  e.acquire("busy", boost::asio::bind_cancellation_slot(signal.slot(), [&](lh::error_code ec, lh::Term) {
+              result = ec;
+            }));
+  lh::test::run_for(fleet.io, 300ms);
+  EXPECT_FALSE(result.has_value());
+  signal.emit(boost::asio::cancellation_type::terminal);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }));
+  EXPECT_EQ(*result, boost::asio::error::operation_aborted);
+}
+
+TEST(Elector, LeaderOfReportsWhatRedisSees) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  std::optional<lh::LeaderInfo> info;
+  e.leader_of("default", [&](lh::error_code ec, lh::LeaderInfo i) {
+    EXPECT_FALSE(ec);
+    info = i;
+  });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return info.has_value(); }));
+  EXPECT_EQ(info->holder, e.instance_id());
+  EXPECT_GT(info->remaining.count(), 0);
+  EXPECT_LE(info->remaining, e.options().ttl);
+  EXPECT_EQ(info->token, fleet.events(0).elected.back().token);
+}
+
+TEST(Elector, ElectedAndRevokedAlternateAcrossManyHandovers) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add();
+  fleet.add();
+  std::int64_t last_token = 0;
+  for (int round = 0; round < 5; ++round) {
+    auto leader = fleet.wait_single_leader();
+    ASSERT_TRUE(leader);
+    const auto token = fleet.events(*leader).elected.back().token;
+    EXPECT_GT(token, last_token);
+    last_token = token;
+    bool done = false;
+    fleet.at(*leader).step_down("default", [&](lh::error_code) { done = true; });
+    ASSERT_TRUE(run_until(fleet.io, [&] { return done && !fleet.at(*leader).is_leader(); }));
+  }
+  fleet.stop_all();
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    const auto& seq = fleet.events(i).sequence;
+    for (std::size_t k = 0; k < seq.size(); ++k) {
+      EXPECT_EQ(seq[k], k % 2 == 0 ? "elected default" : "revoked default") << "elector " << i << " event " << k;
+    }
+  }
+}
+
+TEST(Elector, IsLeaderIsSafeFromManyThreadsWhileRenewing) {
+  lh::test::RedisServer server;
+  auto options = fast_options();
+  options.ttl = 300ms;
+  lh::Elector e(server.options(), options);
+  e.start();
+  auto handle = e.group("default");
+  std::atomic<bool> done{false};
+  std::atomic<long> trues{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&] {
+      while (!done) {
+        if (e.is_leader("default")) ++trues;
+        if (handle.is_leader()) ++trues;
+      }
+    });
+  }
+  std::this_thread::sleep_for(1500ms);
+  done = true;
+  for (auto& r : readers) r.join();
+  EXPECT_GT(trues.load(), 0);
+  e.stop();  // discarded StopOperation: stops and waits
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_FALSE(server.admin().get(key()).has_value());
+}

@@ -1,0 +1,128 @@
+#pragma once
+// Several Electors on one io_context against one harness-started Redis, with
+// a record of every event each one emitted.
+
+#include <leasehold/elector.hpp>
+
+#include "support/io_helpers.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/asio/io_context.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leasehold::test {
+
+/// Short timings so that expiry-based tests take a second or two.
+inline ElectorOptions fast_options(std::string instance_id = {}) {
+  ElectorOptions o;
+  o.ttl = std::chrono::milliseconds(1500);
+  o.retry_interval = std::chrono::milliseconds(300);
+  o.instance_id = std::move(instance_id);
+  return o;
+}
+
+struct RecordedEvents {
+  std::vector<ElectedEvent> elected;
+  std::vector<RevokedEvent> revoked;
+  std::vector<LeaderChangedEvent> leader_changed;
+  std::vector<ErrorEvent> errors;
+  std::vector<std::string> sequence;  ///< "elected <group>" / "revoked <group>", in order
+
+  bool has_error(errc code) const {
+    for (const auto& e : errors) {
+      if (e.error.code == code) return true;
+    }
+    return false;
+  }
+};
+
+class Fleet {
+ public:
+  explicit Fleet(const RedisServer& server) : redis_(server.options()) {}
+  explicit Fleet(RedisOptions redis) : redis_(std::move(redis)) {}
+
+  boost::asio::io_context io;
+
+  /// Adds and starts an elector; its events go to events(index).
+  Elector& add(ElectorOptions options = fast_options(), std::optional<RedisOptions> redis = {}) {
+    auto& e = electors_.emplace_back(
+        std::make_unique<Elector>(io.get_executor(), redis.value_or(redis_), std::move(options)));
+    auto& rec = *events_.emplace_back(std::make_unique<RecordedEvents>());
+    e->on_elected([&rec](const ElectedEvent& ev) {
+      rec.elected.push_back(ev);
+      rec.sequence.push_back("elected " + ev.group);
+    });
+    e->on_revoked([&rec](const RevokedEvent& ev) {
+      rec.revoked.push_back(ev);
+      rec.sequence.push_back("revoked " + ev.group);
+    });
+    e->on_leader_changed([&rec](const LeaderChangedEvent& ev) { rec.leader_changed.push_back(ev); });
+    e->on_error([&rec](const ErrorEvent& ev) { rec.errors.push_back(ev); });
+    e->start();
+    return *e;
+  }
+
+  Elector& at(std::size_t i) { return *electors_.at(i); }
+  RecordedEvents& events(std::size_t i) { return *events_.at(i); }
+  std::size_t size() const { return electors_.size(); }
+
+  /// Destroys elector i without a graceful stop: its leases stay in Redis
+  /// until they expire, as after a crash.
+  void crash(std::size_t i) { electors_.at(i).reset(); }
+
+  /// Indices of the electors that consider themselves leader of `group` now.
+  std::vector<std::size_t> leaders(std::string_view group = "default") const {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < electors_.size(); ++i) {
+      if (electors_[i] && electors_[i]->is_leader(group)) out.push_back(i);
+    }
+    return out;
+  }
+
+  /// Runs until exactly one elector leads `group`; returns its index.
+  std::optional<std::size_t> wait_single_leader(std::string_view group = "default",
+                                                std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+    if (!run_until(io, [&] { return leaders(group).size() == 1; }, bound)) return std::nullopt;
+    return leaders(group).front();
+  }
+
+  /// Runs for `duration`, failing (returning false) if two electors ever
+  /// lead `group` at the same sampled instant.
+  bool run_checking_single_leader(std::chrono::milliseconds duration, std::string_view group = "default") {
+    bool ok = true;
+    const auto deadline = std::chrono::steady_clock::now() + duration;
+    while (std::chrono::steady_clock::now() < deadline) {
+      step(io);
+      if (leaders(group).size() > 1) ok = false;
+    }
+    return ok;
+  }
+
+  /// Stops every elector that is still alive (bounded) and drains callbacks.
+  void stop_all() {
+    std::size_t pending = 0;
+    for (auto& e : electors_) {
+      if (!e) continue;
+      ++pending;
+      e->stop([&pending](error_code) { --pending; });
+    }
+    run_until(io, [&] { return pending == 0; }, std::chrono::seconds(10));
+    run_for(io, std::chrono::milliseconds(20));
+  }
+
+  ~Fleet() {
+    stop_all();
+    electors_.clear();
+  }
+
+ private:
+  RedisOptions redis_;
+  std::vector<std::unique_ptr<Elector>> electors_;
+  std::vector<std::unique_ptr<RecordedEvents>> events_;
+};
+
+}  // namespace leasehold::test
