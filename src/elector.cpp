@@ -177,6 +177,20 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     });
   }
 
+  void set_audit(Elector::AuditHandler handler) {
+    asio::dispatch(strand_, [self = shared_from_this(), h = std::move(handler)]() mutable {
+      self->audit_ = std::move(h);
+    });
+  }
+
+  void eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+            redis::EvalHandler handler) {
+    asio::dispatch(strand_, [self = shared_from_this(), &script, k = std::move(keys), a = std::move(args),
+                             h = std::move(handler)]() mutable {
+      self->client_.async_eval(script, std::move(k), std::move(a), std::move(h));
+    });
+  }
+
   void leader_of(std::string group, LeaderInfoHandler handler) {
     try {
       validate_group_name(group);
@@ -308,10 +322,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   // the published deadline changes first, so that no callback can observe a
   // revoked group as leader.
   void apply(GroupState& g, Output out) {
-    const auto deadline = g.machine.deadline();
-    const std::int64_t deadline_ns = deadline ? to_ns(*deadline) : 0;
-    g.flag->deadline_ns.store(deadline_ns, std::memory_order_release);
-    if (g.term) g.term->deadline_ns.store(deadline_ns, std::memory_order_release);
+    publish(g);
 
     if (out.revoked) end_term(g, *out.revoked);
     if (out.elected) begin_term(g);
@@ -326,6 +337,26 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (out.send != Command::none) send(g, out.send, out.seq);
     schedule(g, out.wake);
     if (out.stopped) maybe_finish_stop();
+  }
+
+  // Publishes the machine's deadline for is_leader(). The audit hook sees a
+  // claim before it is published and its end after it is withdrawn.
+  void publish(GroupState& g) {
+    const auto deadline = g.machine.deadline();
+    const std::int64_t next = deadline ? to_ns(*deadline) : 0;
+    const std::int64_t previous = g.flag->deadline_ns.load(std::memory_order_relaxed);
+    if (next == previous) return;
+    using Kind = LeaseAuditEvent::Kind;
+    const Kind kind = next == 0 ? Kind::ended : previous == 0 ? Kind::began : Kind::extended;
+    if (kind != Kind::ended) audit(g, kind, *deadline);
+    g.flag->deadline_ns.store(next, std::memory_order_release);
+    if (g.term) g.term->deadline_ns.store(next, std::memory_order_release);
+    if (kind == Kind::ended) audit(g, kind, {});
+  }
+
+  void audit(const GroupState& g, LeaseAuditEvent::Kind kind, TimePoint deadline) {
+    if (!audit_) return;
+    audit_(LeaseAuditEvent{kind, g.name, g.machine.token(), Clock::now(), g.machine.confirmed_at(), deadline});
   }
 
   void begin_term(GroupState& g) {
@@ -503,7 +534,9 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     stop_timer_.cancel();
     timer_.cancel();
     for (GroupState* g : registry_.snapshot()) {
-      g->flag->deadline_ns.store(0, std::memory_order_release);
+      if (g->flag->deadline_ns.exchange(0, std::memory_order_acq_rel) != 0) {
+        audit(*g, LeaseAuditEvent::Kind::ended, {});
+      }
       if (g->term) end_term(*g, RevokeReason::stopped);
       for (auto& h : std::exchange(g->step_down_waiters, {})) {
         complete_later(strand_, std::move(h), make_error_code(errc::stopped));
@@ -558,6 +591,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   std::shared_ptr<const Callbacks> callbacks_;
 
   // Strand only.
+  Elector::AuditHandler audit_;
   std::vector<GroupState*> begun_;
   std::unordered_map<std::string, GroupState*> by_channel_;
   std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
@@ -646,6 +680,13 @@ void Elector::on_leader_changed(LeaderChangedHandler h) {
 }
 void Elector::on_error(ErrorHandler h) {
   impl_->set_callbacks([&](detail::Callbacks& c) { c.error = std::move(h); });
+}
+
+void Elector::on_lease_audit(AuditHandler h) { impl_->set_audit(std::move(h)); }
+
+void Elector::start_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                         EvalHandler handler) {
+  impl_->eval(script, std::move(keys), std::move(args), std::move(handler));
 }
 
 void Elector::start_acquire(std::string group, TermHandler handler) {

@@ -61,6 +61,16 @@ void LeaseMachine::see_holder(Output& out, std::string_view holder) {
   out.holder_changed = !holder_.empty();
 }
 
+TimePoint LeaseMachine::confirming_instant([[maybe_unused]] TimePoint reply_instant) const {
+#if LEASEHOLD_UNSAFE_DEADLINE_FROM_REPLY
+  // Broken on purpose, for the chaos checker's self-test only: a lease
+  // measured from the reply overstates it by up to a round trip.
+  return reply_instant;
+#else
+  return in_flight_sent_at_;
+#endif
+}
+
 Output LeaseMachine::send(Output out, Command command, TimePoint now) {
   // A later command replaces the one in flight: replies to the old one carry
   // an old seq and are ignored. On the wire the old one still runs first.
@@ -242,7 +252,7 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   if (seq != in_flight_seq_ || in_flight_ != Command::acquire) return settle(out, now);
   in_flight_ = Command::none;
   if (state_ != LeaseState::candidate) return settle(out, now);
-  const TimePoint sent_at = in_flight_sent_at_;
+  const TimePoint sent_at = confirming_instant(now);
 
   if (reply.acquired) {
     if (now >= lease_end(sent_at)) {
@@ -272,7 +282,7 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renew
   Output out;
   if (seq != in_flight_seq_ || in_flight_ != Command::renew) return settle(out, now);
   in_flight_ = Command::none;
-  const TimePoint sent_at = in_flight_sent_at_;
+  const TimePoint sent_at = confirming_instant(now);
 
   if (state_ == LeaseState::leader) {
     if (!renewed) {

@@ -23,6 +23,8 @@
 #include <leasehold/elector_options.hpp>
 #include <leasehold/error.hpp>
 #include <leasehold/events.hpp>
+#include <leasehold/redis/reply.hpp>
+#include <leasehold/redis/script.hpp>
 #include <leasehold/redis_options.hpp>
 #include <leasehold/term.hpp>
 
@@ -39,6 +41,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace leasehold {
 
@@ -115,6 +118,7 @@ class Elector {
   using RevokedHandler = std::function<void(const RevokedEvent&)>;
   using LeaderChangedHandler = std::function<void(const LeaderChangedEvent&)>;
   using ErrorHandler = std::function<void(const ErrorEvent&)>;
+  using AuditHandler = std::function<void(const LeaseAuditEvent&)>;
 
   /// Executor mode. Throws std::invalid_argument for invalid options.
   Elector(executor_type executor, RedisOptions redis, ElectorOptions options = {});
@@ -151,6 +155,30 @@ class Elector {
   void on_revoked(RevokedHandler handler);
   void on_leader_changed(LeaderChangedHandler handler);
   void on_error(ErrorHandler handler);
+
+  /// Audit hook: called synchronously on the elector's executor each time the
+  /// local claim on a group begins, is extended or ends, before a new claim
+  /// is published and after an ended one is withdrawn. It runs on the renewal
+  /// path, so it must be fast and must not block (append to a buffer or a
+  /// file). Set it before start().
+  void on_lease_audit(AuditHandler handler);
+
+  /// Runs a Lua script on the elector's Redis connection (for extensions that
+  /// keep state beside a lease, such as the scheduler's once-per-tick record).
+  /// Handler: void(error_code, redis::Reply); server errors are classified as
+  /// in redis::Client::async_eval. `script` must outlive the operation.
+  template <typename CompletionToken = boost::asio::deferred_t>
+  auto async_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                  CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(error_code, redis::Reply)>(
+        [this, &script](auto handler, std::vector<std::string> k, std::vector<std::string> a) {
+          start_eval(script, std::move(k), std::move(a), EvalHandler(std::move(handler)));
+        },
+        token, std::move(keys), std::move(args));
+  }
+
+  /// The Redis key of `group`'s lease (key_prefix + group).
+  std::string key_of(std::string_view group) const { return options().key_prefix + std::string(group); }
 
   /// Completes once this instance leads `group` (registering it if needed).
   /// Handler: void(error_code, Term). Fails with errc::stopped when the
@@ -209,11 +237,14 @@ class Elector {
   using TermHandler = boost::asio::any_completion_handler<void(error_code, Term)>;
   using VoidHandler = boost::asio::any_completion_handler<void(error_code)>;
   using LeaderInfoHandler = boost::asio::any_completion_handler<void(error_code, LeaderInfo)>;
+  using EvalHandler = boost::asio::any_completion_handler<void(error_code, redis::Reply)>;
 
   void start_acquire(std::string group, TermHandler handler);
   void start_step_down(std::string group, VoidHandler handler);
   void start_stop(VoidHandler handler);
   void start_leader_of(std::string group, LeaderInfoHandler handler);
+  void start_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                  EvalHandler handler);
   friend class StopOperation;
   bool on_own_executor() const noexcept;
 

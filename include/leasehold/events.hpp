@@ -41,4 +41,18 @@ struct ErrorEvent {
   Error error;
 };
 
+/// An audit record of the local claim on a group, for tools that check
+/// safety from outside (the chaos checker). The claim is the interval in which
+/// is_leader(group) can be true: from `at` of a `began` record to the earlier
+/// of the last `deadline` and `at` of the `ended` record.
+struct LeaseAuditEvent {
+  enum class Kind { began, extended, ended };
+  Kind kind = Kind::began;
+  std::string_view group;
+  std::int64_t token = 0;
+  std::chrono::steady_clock::time_point at;        ///< when the local view changed
+  std::chrono::steady_clock::time_point sent_at;   ///< send instant of the confirming command
+  std::chrono::steady_clock::time_point deadline;  ///< local deadline (began, extended)
+};
+
 }  // namespace leasehold

@@ -104,6 +104,8 @@ class LeaseMachine {
   std::optional<TimePoint> deadline() const noexcept;
   /// The instant the command that began the current term was sent.
   TimePoint term_started() const noexcept { return term_started_; }
+  /// The send instant of the last confirming command of the current term.
+  TimePoint confirmed_at() const noexcept { return confirmed_at_; }
   std::int64_t token() const noexcept { return token_; }
   /// The holder as last seen (this instance's id while leading; empty: unknown).
   const std::string& holder() const noexcept { return holder_; }
@@ -113,6 +115,8 @@ class LeaseMachine {
 
  private:
   Output send(Output out, Command command, TimePoint now);
+  /// The instant a reply's lease counts from: the send instant of the command.
+  TimePoint confirming_instant(TimePoint reply_instant) const;
   Output settle(Output out, TimePoint now);
   void enter_leader(Output& out, TimePoint sent_at, std::int64_t token);
   void leave_leader(Output& out, RevokeReason reason, LeaseState next);
