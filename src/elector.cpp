@@ -4,6 +4,7 @@
 
 #include "complete.hpp"
 #include "group_registry.hpp"
+#include "lease_replies.hpp"
 #include "lease_scripts.hpp"
 #include "term_state.hpp"
 
@@ -42,15 +43,6 @@ std::int64_t to_ns(TimePoint t) {
 bool is_connection_failure(const error_code& ec) {
   return ec == errc::connection_lost || ec == errc::not_connected || ec == errc::stopped ||
          ec == errc::timeout || ec == errc::protocol_error || ec == asio::error::operation_aborted;
-}
-
-std::optional<AcquireReply> parse_acquire(const redis::Reply& r) {
-  if (!r.is_array() || r.elements.size() != 4) return std::nullopt;
-  const auto& e = r.elements;
-  if (!e[0].is_integer() || !e[1].is_string() || !e[2].is_integer() || !e[3].is_integer()) {
-    return std::nullopt;
-  }
-  return AcquireReply{e[0].integer == 1, e[1].str, e[2].integer, e[3].integer};
 }
 
 }  // namespace
@@ -417,11 +409,8 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     const auto now = Clock::now();
     std::optional<AcquireReply> parsed;
     if (!ec) {
-      parsed = parse_acquire(reply);
-      if (!parsed || (parsed->acquired && parsed->holder != id_)) {
-        parsed.reset();
-        ec = make_error_code(errc::unexpected_reply);
-      }
+      parsed = parse_acquire_reply(reply, id_);
+      if (!parsed) ec = make_error_code(errc::unexpected_reply);
     }
     if (ec) return fail(g, seq, ec, reply, "acquire");
     g.last_error = {};

@@ -1,0 +1,27 @@
+#pragma once
+// Reading the lease scripts' replies (see lease_scripts.hpp). The elector and
+// the reply fuzzer share this, so that the fuzzer feeds the state machine
+// exactly what the elector would.
+
+#include <leasehold/detail/lease_machine.hpp>
+#include <leasehold/redis/reply.hpp>
+
+#include <optional>
+#include <string_view>
+
+namespace leasehold::detail {
+
+/// The acquire script's {acquired, holder, pttl, token}. nullopt for any
+/// other shape, and for a claim of acquisition on behalf of an id that is not
+/// `instance_id` (a reply that could only make us lead by mistake).
+std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::string_view instance_id);
+
+/// The renew script's reply: true when the TTL was extended, false when the
+/// key was not ours; nullopt when the reply is not an integer.
+std::optional<bool> parse_renew_reply(const redis::Reply& reply);
+
+/// The release script's reply is an integer (1 released, 0 not ours); false
+/// for any other shape.
+bool is_release_reply(const redis::Reply& reply);
+
+}  // namespace leasehold::detail
