@@ -1,5 +1,6 @@
 # Installs the library, its headers, a CMake package (leasehold::leasehold)
-# and a pkg-config file.
+# and a pkg-config file; tools/ installs the CLI. tests/consumer/run.sh checks
+# all of it from a clean prefix.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -24,5 +25,20 @@ if(LEASEHOLD_TLS)
   string(APPEND LEASEHOLD_PC_REQUIRES " openssl")
   set(LEASEHOLD_PC_CFLAGS "-DLEASEHOLD_HAS_TLS=1")
 endif()
+# The .pc file finds the prefix relative to itself (${pcfiledir}), so that it
+# stays right after `cmake --install --prefix` elsewhere or a moved tree.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(LEASEHOLD_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH _leasehold_pc_up "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  set(LEASEHOLD_PC_PREFIX "\${pcfiledir}/${_leasehold_pc_up}")
+endif()
+foreach(_dir LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_dir}}")
+    set(LEASEHOLD_PC_${_dir} "${CMAKE_INSTALL_${_dir}}")
+  else()
+    set(LEASEHOLD_PC_${_dir} "\${prefix}/${CMAKE_INSTALL_${_dir}}")
+  endif()
+endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/leasehold.pc.in ${PROJECT_BINARY_DIR}/leasehold.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/leasehold.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

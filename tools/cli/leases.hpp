@@ -1,0 +1,51 @@
+#pragma once
+// Reading leases from Redis the way an operator wants to see them: one
+// pipelined round trip for any number of groups, and discovery of the groups
+// under a prefix with SCAN.
+
+#include <leasehold/redis/client.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leasehold::cli {
+
+/// One group's lease as Redis holds it now.
+struct LeaseInfo {
+  std::string group;
+  std::string key;                     ///< prefix + group
+  std::optional<std::string> holder;   ///< nullopt: nobody holds the lease
+  std::int64_t ttl_ms = 0;             ///< remaining TTL when held; -1: the key has no TTL
+  std::int64_t token = 0;              ///< the group's fencing counter; 0 before the first term
+  std::string error;                   ///< a server error reading this group (WRONGTYPE, ...)
+
+  bool held() const noexcept { return holder.has_value(); }
+  friend bool operator==(const LeaseInfo&, const LeaseInfo&) = default;
+};
+
+/// The fencing counter's key for a lease key.
+inline std::string token_key(std::string_view lease_key) { return std::string(lease_key) + ":token"; }
+/// The channel the release script publishes on.
+inline std::string release_channel(std::string_view lease_key) { return std::string(lease_key) + ":released"; }
+
+/// Reads the leases of `groups` in one pipelined request, in the given order.
+/// Throws Failure(exit_unavailable) when the request fails; server errors of
+/// single groups land in LeaseInfo::error.
+boost::asio::awaitable<std::vector<LeaseInfo>> read_leases(redis::Client& client, std::string_view prefix,
+                                                           const std::vector<std::string>& groups);
+
+/// Every group under `prefix`, sorted: each lease key, and each fencing
+/// counter (a group that has had leaders but has none now). SCAN, so it does
+/// not block the server; a key created or deleted meanwhile may or may not be
+/// seen. Throws Failure(exit_unavailable) on errors.
+boost::asio::awaitable<std::vector<std::string>> scan_groups(redis::Client& client, std::string_view prefix);
+
+/// `text` with the glob characters of SCAN MATCH escaped.
+std::string escape_glob(std::string_view text);
+
+}  // namespace leasehold::cli

@@ -1,0 +1,95 @@
+// leasehold: the operations CLI. See docs/cli.md or `leasehold --help`.
+//
+// Parses the command line, builds the Redis options, and runs the command as
+// a coroutine on a single-threaded io_context. Every failure ends up here as
+// a Failure carrying its exit code.
+
+#include "command_line.hpp"
+#include "commands.hpp"
+#include "exit_code.hpp"
+#include "help.hpp"
+
+#include <leasehold/redis_options.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace cli = leasehold::cli;
+
+namespace {
+
+// The library's default client name says "a service": say "an operator".
+constexpr std::string_view library_client_name = "leasehold";
+constexpr std::string_view cli_client_name = "leasehold-cli";
+
+leasehold::RedisOptions redis_options(const cli::CommandLine& line) {
+  try {
+    auto options = leasehold::RedisOptions::from_url(line.url);
+    if (options.client_name == library_client_name) options.client_name = cli_client_name;
+    return options;
+  } catch (const std::invalid_argument& e) {
+    // from_url's message names the URL with the password masked.
+    throw cli::Failure(cli::exit_usage, fmt::format("bad Redis URL from {}: {}", line.url_source, e.what()));
+  }
+}
+
+asio::awaitable<int> dispatch(const cli::Context& ctx) {
+  const std::string& command = ctx.line.command;
+  if (command == "status") co_return co_await cli::run_status(ctx);
+  if (command == "watch") co_return co_await cli::run_watch(ctx);
+  if (command == "step-down") co_return co_await cli::run_step_down(ctx);
+  if (command == "evict") co_return co_await cli::run_evict(ctx);
+  throw std::logic_error("no runner for command " + command);
+}
+
+int run(const std::vector<std::string>& args) {
+  const cli::CommandLine line = cli::parse_command_line(args, std::getenv("LEASEHOLD_URL"));
+  if (line.version) {
+    std::fputs("leasehold " LEASEHOLD_CLI_VERSION "\n", stdout);
+    return cli::exit_ok;
+  }
+  if (line.help) {
+    std::fputs(cli::help_text(line.command).c_str(), stdout);
+    return cli::exit_ok;
+  }
+  if (line.command.empty()) {
+    std::fputs(cli::help_text("").c_str(), stderr);
+    return cli::exit_usage;
+  }
+  const cli::Context ctx{line, redis_options(line)};
+
+  asio::io_context io(1);
+  int code = cli::exit_ok;
+  std::exception_ptr failure;
+  asio::co_spawn(io, dispatch(ctx), [&](std::exception_ptr e, int result) {
+    failure = e;
+    code = result;
+  });
+  io.run();
+  if (failure) std::rethrow_exception(failure);
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const cli::Failure& f) {
+    std::fprintf(stderr, "leasehold: %s\n", f.what());
+    return f.code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "leasehold: unexpected error: %s\n", e.what());
+    return cli::exit_unavailable;
+  }
+}

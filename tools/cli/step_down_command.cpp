@@ -1,0 +1,69 @@
+// leasehold step-down GROUP --as ID
+//
+// Runs the library's own release script (src/lease_scripts.cpp), so that the
+// outcome is exactly what the holder's step_down() would do: delete only if
+// the lease holds ID, and publish ID on the release channel so that standbys
+// campaign at once.
+
+#include "commands.hpp"
+#include "connection.hpp"
+#include "exit_code.hpp"
+#include "leases.hpp"
+#include "text.hpp"
+
+#include "lease_scripts.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace leasehold::cli {
+
+namespace asio = boost::asio;
+
+asio::awaitable<int> run_step_down(const Context& ctx) {
+  const std::string& group = ctx.line.operands.at(0);
+  require_valid_prefix(ctx.line.prefix);
+  require_valid_groups({group});
+  const auto id = ctx.line.value("--as");
+  if (!id || id->empty()) {
+    throw Failure(exit_usage, "step-down needs --as ID: the instance id that holds the lease (see leasehold status)");
+  }
+
+  redis::Client client(co_await asio::this_coro::executor, ctx.redis);
+  co_await connect(client);
+  const std::string key = ctx.line.prefix + group;
+  std::vector<std::string> keys{key};
+  std::vector<std::string> args{*id, release_channel(key)};
+  auto [ec, reply] = co_await client.async_eval(detail::release_script(), std::move(keys), std::move(args),
+                                                asio::as_tuple(asio::use_awaitable));
+  if (reply.is_error()) check_reply(reply, "step-down");
+  if (ec) {
+    const Error& last = client.last_error();
+    throw Failure(exit_unavailable, unavailable(client, "Redis request failed", last ? last : Error{ec, {}}));
+  }
+  if (reply.is_integer() && reply.integer == 1) {
+    std::fputs(fmt::format("released {} (held by {})\n", printable(key), printable(*id)).c_str(), stdout);
+    co_return exit_ok;
+  }
+
+  // Say why not: the operator probably copied a stale or wrong id.
+  const std::vector<std::string> groups{group};
+  const auto now = co_await read_leases(client, ctx.line.prefix, groups);
+  const LeaseInfo& lease = now.at(0);
+  if (lease.held()) {
+    std::fputs(fmt::format("not released: {} is held by {}, not {}\n", printable(key), printable(*lease.holder),
+                           printable(*id))
+                   .c_str(),
+               stdout);
+  } else {
+    std::fputs(fmt::format("not released: {} is not held\n", printable(key)).c_str(), stdout);
+  }
+  co_return exit_nothing;
+}
+
+}  // namespace leasehold::cli
