@@ -1,0 +1,337 @@
+// Issue #5 items 3-5: failover latency and steady-state Redis load of a fleet
+// of leasehold_member processes against a private redis-server.
+//
+//   failover [--candidates 3] [--rounds 50] [--ttl-ms 1000] [--heartbeat-ms 333]
+//            [--retry-ms 500] [--scenarios step_down,stop,crash,load]
+//            [--load-standbys 2,10] [--load-seconds 10] [--out-dir failover-results]
+//            [--plot PREFIX] [--member PATH] [--seed N]
+//
+// Scenarios (each repeated --rounds times, with a random wait of up to one
+// heartbeat before each round so that every phase of the renewal cycle is
+// sampled):
+//   step_down  stdin "step_down default" to the leader: from the instant the
+//              member logged the command to another member's `elected`;
+//   stop       stdin "stop" (graceful stop): from the benchmark's write;
+//   crash      SIGKILL of the leader: from the kill, and from the lease's
+//              expiry in Redis (PTTL read right after the kill), to another
+//              member's `elected`; a fresh member replaces the dead one;
+//   load       1 leader + N standbys, INFO commandstats over a window.
+// Prints tables (text and Markdown), writes CSV files and a timeline picture
+// of the median crash and hand-over rounds. Targets are reported, not asserted.
+
+#include "failover/fleet.hpp"
+#include "failover/scenarios.hpp"
+#include "failover/steady_load.hpp"
+#include "failover/timeline_plot.hpp"
+#include "support/redis_server.hpp"
+#include "common/summary.hpp"
+#include "common/table.hpp"
+
+#include <fmt/format.h>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lh = leasehold;
+namespace bench = leasehold::bench;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Options {
+  int candidates = 3;
+  int rounds = 50;
+  std::chrono::milliseconds ttl{1000};
+  std::chrono::milliseconds heartbeat{0};  // 0: ttl / 3, the library's default
+  std::chrono::milliseconds retry{500};
+  std::set<std::string> scenarios{"step_down", "stop", "crash", "load"};
+  std::vector<int> load_standbys{2, 10};
+  std::chrono::seconds load_window{10};
+  std::string out_dir = "failover-results";
+  std::string plot;  // empty: <out_dir>/failover_timeline
+  std::string member = LEASEHOLD_MEMBER_BINARY;
+  unsigned seed = 1;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = s.find(',', start)) != std::string::npos; start = comma + 1) {
+    out.push_back(s.substr(start, comma - start));
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+    const std::string value = argv[i + 1];
+    if (flag == "--candidates") o.candidates = std::clamp(std::stoi(value), 2, 50);
+    else if (flag == "--rounds") o.rounds = std::clamp(std::stoi(value), 1, 10000);
+    else if (flag == "--ttl-ms") o.ttl = std::chrono::milliseconds(std::stoi(value));
+    else if (flag == "--heartbeat-ms") o.heartbeat = std::chrono::milliseconds(std::stoi(value));
+    else if (flag == "--retry-ms") o.retry = std::chrono::milliseconds(std::stoi(value));
+    else if (flag == "--scenarios") {
+      o.scenarios.clear();
+      for (const auto& s : split(value)) o.scenarios.insert(s);
+    } else if (flag == "--load-standbys") {
+      o.load_standbys.clear();
+      for (const auto& s : split(value)) o.load_standbys.push_back(std::clamp(std::stoi(s), 1, 100));
+    } else if (flag == "--load-seconds") o.load_window = std::chrono::seconds(std::clamp(std::stoi(value), 1, 600));
+    else if (flag == "--out-dir") o.out_dir = value;
+    else if (flag == "--plot") o.plot = value;
+    else if (flag == "--member") o.member = value;
+    else if (flag == "--seed") o.seed = static_cast<unsigned>(std::stoul(value));
+    else throw std::invalid_argument("unknown flag " + flag);
+  }
+  if (o.heartbeat.count() == 0) o.heartbeat = o.ttl / 3;
+  if (o.plot.empty()) o.plot = o.out_dir + "/failover_timeline";
+  return o;
+}
+
+double ms_between(std::int64_t from_ns, std::int64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e6; }
+double ttl_of(const Options& o) { return static_cast<double>(o.ttl.count()); }
+
+// One latency row: the samples and what they are measured against.
+struct Metric {
+  std::string scenario, span, target;
+  std::vector<double> samples;
+  int attempted = 0;
+};
+
+void add_summary(bench::Table& t, const Metric& m) {
+  const auto s = bench::Summary::of(m.samples);
+  t.add({m.scenario, m.span, fmt::format("{}/{}", s.count, m.attempted), bench::fixed(s.min), bench::fixed(s.p50),
+         bench::fixed(s.p95), bench::fixed(s.p99), bench::fixed(s.max), m.target});
+}
+
+// The round whose value is the median of `value` over the ok rounds.
+template <typename Round>
+const Round* median_round(const std::vector<Round>& rounds, const std::function<double(const Round&)>& value) {
+  std::vector<const Round*> ok;
+  for (const auto& r : rounds) {
+    if (r.ok) ok.push_back(&r);
+  }
+  if (ok.empty()) return nullptr;
+  std::sort(ok.begin(), ok.end(), [&](const Round* a, const Round* b) { return value(*a) < value(*b); });
+  return ok[ok.size() / 2];
+}
+
+std::vector<bench::TimelinePanel> timeline(const bench::CrashRound& c, const bench::HandOverRound& h,
+                                           const Options& o) {
+  using P = bench::TimelinePanel;
+  const std::string leader_c = "#1f77b4", redis_c = "#d62728", new_c = "#2ca02c", event_c = "#333333";
+  const auto rel = [](std::int64_t at, std::int64_t origin) { return ms_between(origin, at); };
+  std::vector<P> panels;
+
+  // A: the whole crash, relative to the SIGKILL.
+  P a;
+  a.title = fmt::format("Crash failover (SIGKILL of the leader {}; ttl {} ms, heartbeat {} ms), median round",
+                        c.old_leader, o.ttl.count(), o.heartbeat.count());
+  a.xlabel = "ms after SIGKILL";
+  a.lanes = {"old leader " + c.old_leader, "lease key in Redis", "standby " + c.new_leader};
+  // From one ttl before the kill (or the term's start) to just after the election.
+  const double term_start = rel(c.term_sent_ns, c.kill_ns);
+  a.x_min = std::max(-ttl_of(o), term_start - 40);
+  a.x_max = rel(c.elected_ns, c.kill_ns) + 0.08 * (rel(c.elected_ns, c.kill_ns) - a.x_min);
+  a.bars.push_back({0, std::max(a.x_min, term_start), 0, leader_c, ""});
+  a.bars.push_back({1, std::max(a.x_min, term_start), rel(c.expiry_ns, c.kill_ns), redis_c, "held by " + c.old_leader});
+  a.bars.push_back({2, rel(c.elected_ns, c.kill_ns), a.x_max, new_c, ""});
+  if (term_start > a.x_min) a.marks.push_back({0, term_start, "acquired", event_c, 0});
+  for (std::size_t i = 0; i < c.renew_sent_ns.size(); ++i) {
+    const double at = rel(c.renew_sent_ns[i], c.kill_ns);
+    if (at > a.x_min) a.marks.push_back({0, at, "renewal sent", event_c, 0});
+  }
+  a.marks.push_back({0, 0, "SIGKILL", event_c, 0});
+  a.marks.push_back({1, rel(c.expiry_ns, c.kill_ns), fmt::format("lease expires +{:.0f} ms", rel(c.expiry_ns, c.kill_ns)), redis_c, 0});
+  a.marks.push_back({2, rel(c.elected_ns, c.kill_ns), fmt::format("elected +{:.0f} ms", c.kill_to_elected_ms()), new_c, 0});
+  panels.push_back(a);
+
+  // B: zoom on the expiry, relative to it.
+  P b;
+  b.title = fmt::format("... zoomed on the expiry: new leader elected {:.2f} ms after the lease expired in Redis",
+                        c.expiry_to_elected_ms());
+  b.xlabel = "ms after the lease expired in Redis (error bar: uncertainty of the expiry instant)";
+  b.lanes = {"lease key in Redis", "standby " + c.new_leader};
+  const double e_new_sent = rel(c.new_sent_ns, c.expiry_ns), e_elected = rel(c.elected_ns, c.expiry_ns);
+  b.x_min = std::min(-1.5, e_new_sent - 0.5);
+  b.x_max = std::max(1.5, e_elected + 0.5);
+  b.bars.push_back({0, b.x_min, 0, redis_c, ""});
+  b.bars.push_back({1, rel(c.new_began_ns, c.expiry_ns), b.x_max, new_c, ""});
+  b.marks.push_back({0, 0, "expiry", redis_c, c.expiry_error_ms});
+  b.marks.push_back({1, e_new_sent, fmt::format("acquire sent {:+.2f}", e_new_sent), event_c, 0});
+  b.marks.push_back({1, rel(c.new_began_ns, c.expiry_ns), fmt::format("reply: leads {:+.2f}", rel(c.new_began_ns, c.expiry_ns)), new_c, 0});
+  b.marks.push_back({1, e_elected, fmt::format("elected callback {:+.2f}", e_elected), new_c, 0});
+  panels.push_back(b);
+
+  // C: graceful hand-over, relative to the step_down command.
+  P g;
+  g.title = fmt::format("Graceful hand-over (step_down), median round: {:.2f} ms from command to new leader",
+                        h.latency_ms());
+  g.xlabel = "ms after the leader received \"step_down\"";
+  g.lanes = {"old leader " + h.old_leader, "standby " + h.new_leader};
+  const double g_end = rel(h.elected_ns, h.command_ns);
+  g.x_min = -0.25 * std::max(1.0, g_end);
+  g.x_max = std::max(1.0, g_end) * 1.3;
+  g.bars.push_back({0, g.x_min, rel(h.old_ended_ns, h.command_ns), leader_c, ""});
+  g.bars.push_back({1, rel(h.new_began_ns, h.command_ns), g.x_max, new_c, ""});
+  g.marks.push_back({0, 0, "step_down received", event_c, 0});
+  g.marks.push_back({0, rel(h.old_ended_ns, h.command_ns), fmt::format("claim withdrawn {:+.2f}", rel(h.old_ended_ns, h.command_ns)), event_c, 0});
+  g.marks.push_back({1, rel(h.new_sent_ns, h.command_ns), fmt::format("release notice -> acquire sent {:+.2f}", rel(h.new_sent_ns, h.command_ns)), event_c, 0});
+  g.marks.push_back({1, rel(h.new_began_ns, h.command_ns), fmt::format("reply: leads {:+.2f}", rel(h.new_began_ns, h.command_ns)), new_c, 0});
+  g.marks.push_back({1, g_end, fmt::format("elected callback {:+.2f}", g_end), new_c, 0});
+  panels.push_back(g);
+  return panels;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  ::signal(SIGPIPE, SIG_IGN);  // a member that died must not take the benchmark with it
+  const Options o = parse(argc, argv);
+  std::filesystem::create_directories(o.out_dir);
+  std::printf("failover benchmark: %d candidates, %d rounds, ttl %lld ms, heartbeat %lld ms, retry %lld ms\n",
+              o.candidates, o.rounds, static_cast<long long>(o.ttl.count()),
+              static_cast<long long>(o.heartbeat.count()), static_cast<long long>(o.retry.count()));
+
+  std::vector<bench::HandOverRound> step_downs, stops;
+  std::vector<bench::CrashRound> crashes;
+  const bool any_failover = o.scenarios.count("step_down") || o.scenarios.count("stop") || o.scenarios.count("crash");
+  if (any_failover) {
+    lh::test::RedisServer server;
+    auto admin = server.admin();
+    const std::string dir = o.out_dir + "/fleet";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    bench::Fleet fleet(bench::FleetConfig{o.member, server.url(), dir, "default", o.ttl, o.heartbeat, o.retry});
+    bench::Scenarios scenarios(fleet, admin, o.seed);
+    scenarios.start(o.candidates);
+    auto repeat = [&](const char* name, auto round, auto& into) {
+      if (!o.scenarios.count(name)) return;
+      for (int i = 0; i < o.rounds; ++i) {
+        into.push_back(round());
+        std::fprintf(stderr, "\r%s round %d/%d   ", name, i + 1, o.rounds);
+      }
+      std::fprintf(stderr, "\n");
+    };
+    repeat("step_down", [&] { return scenarios.step_down_round(); }, step_downs);
+    repeat("stop", [&] { return scenarios.stop_round(); }, stops);
+    repeat("crash", [&] { return scenarios.crash_round(); }, crashes);
+    fleet.stop_all();
+  }
+
+  // ---- latency table ----
+  const double ttl_ms = static_cast<double>(o.ttl.count());
+  std::vector<Metric> metrics;
+  auto hand_over = [&](const char* scenario, const std::vector<bench::HandOverRound>& rounds, const std::string& target) {
+    if (rounds.empty()) return;
+    Metric m{scenario, "command -> elected (other process)", target, {}, static_cast<int>(rounds.size())};
+    Metric ended{scenario, "command -> old claim ended", "", {}, m.attempted};
+    Metric sent{scenario, "command -> winning acquire sent", "", {}, m.attempted};
+    for (const auto& r : rounds) {
+      if (!r.ok) continue;
+      m.samples.push_back(r.latency_ms());
+      if (r.old_ended_ns) ended.samples.push_back(ms_between(r.command_ns, r.old_ended_ns));
+      if (r.new_sent_ns) sent.samples.push_back(ms_between(r.command_ns, r.new_sent_ns));
+    }
+    metrics.insert(metrics.end(), {m, ended, sent});
+  };
+  hand_over("step_down", step_downs, "p99 <= 5 ms");
+  hand_over("stop", stops, "");
+  if (!crashes.empty()) {
+    const int n = static_cast<int>(crashes.size());
+    Metric kill{"crash", "SIGKILL -> elected", fmt::format("<= ttl ({} ms) + a few ms", o.ttl.count()), {}, n};
+    Metric expiry{"crash", "lease expiry (PTTL) -> elected", "p99 <= 5 ms", {}, n};
+    Metric bound{"crash", "last confirmed renewal sent + ttl -> elected", "(upper bound of the row above)", {}, n};
+    Metric acquire{"crash", "lease expiry (PTTL) -> winning acquire sent", "", {}, n};
+    Metric left{"crash", "SIGKILL -> lease expiry (lease left)", fmt::format("in [ttl - heartbeat, ttl]"), {}, n};
+    for (const auto& r : crashes) {
+      if (!r.ok) continue;
+      kill.samples.push_back(r.kill_to_elected_ms());
+      expiry.samples.push_back(r.expiry_to_elected_ms());
+      bound.samples.push_back(r.audit_bound_ms(o.ttl));
+      if (r.new_sent_ns) acquire.samples.push_back(ms_between(r.expiry_ns, r.new_sent_ns));
+      left.samples.push_back(ms_between(r.kill_ns, r.expiry_ns));
+    }
+    metrics.insert(metrics.end(), {kill, expiry, bound, acquire, left});
+  }
+  bench::Table latency({"scenario", "measured span", "ok/rounds", "min ms", "p50 ms", "p95 ms", "p99 ms", "max ms",
+                        "target"});
+  for (const auto& m : metrics) add_summary(latency, m);
+  if (!metrics.empty()) {
+    std::printf("\n%s\n%s", latency.text().c_str(), latency.markdown().c_str());
+    latency.write_csv(o.out_dir + "/failover_summary.csv");
+  }
+
+  // ---- every round, for scripts ----
+  bench::Table rounds({"scenario", "round", "ok", "old", "new", "command_or_kill_ns", "expiry_ns", "expiry_error_ms",
+                       "last_confirm_sent_ns", "old_ended_ns", "new_acquire_sent_ns", "new_began_ns", "elected_ns",
+                       "latency_ms", "expiry_to_elected_ms"});
+  auto add_hand_over = [&](const char* name, const std::vector<bench::HandOverRound>& rs) {
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      const auto& r = rs[i];
+      rounds.add({name, std::to_string(i + 1), r.ok ? "1" : "0", r.old_leader, r.new_leader,
+                  std::to_string(r.command_ns), "", "", "", std::to_string(r.old_ended_ns),
+                  std::to_string(r.new_sent_ns), std::to_string(r.new_began_ns), std::to_string(r.elected_ns),
+                  r.ok ? bench::fixed(r.latency_ms(), 3) : "", ""});
+    }
+  };
+  add_hand_over("step_down", step_downs);
+  add_hand_over("stop", stops);
+  for (std::size_t i = 0; i < crashes.size(); ++i) {
+    const auto& r = crashes[i];
+    rounds.add({"crash", std::to_string(i + 1), r.ok ? "1" : "0", r.old_leader, r.new_leader,
+                std::to_string(r.kill_ns), std::to_string(r.expiry_ns), bench::fixed(r.expiry_error_ms, 3),
+                std::to_string(r.last_confirm_sent_ns), "", std::to_string(r.new_sent_ns),
+                std::to_string(r.new_began_ns), std::to_string(r.elected_ns),
+                r.ok ? bench::fixed(r.kill_to_elected_ms(), 3) : "", r.ok ? bench::fixed(r.expiry_to_elected_ms(), 3) : ""});
+  }
+  if (any_failover) rounds.write_csv(o.out_dir + "/failover_rounds.csv");
+
+  // ---- steady-state load ----
+  if (o.scenarios.count("load")) {
+    const double hb_s = static_cast<double>(o.heartbeat.count()) / 1000;
+    const double standby_target = 1.0 / ((ttl_ms - static_cast<double>(o.heartbeat.count())) / 1000);
+    bench::Table load({"standbys", "window s", "lease scripts/s (group)", "leader renewals/s", "target 1/heartbeat",
+                       "standby acquires/s (all)", "per standby /s", "target <= 1/(ttl-hb)", "renewals/s (audit)",
+                       "PING/s (per-connection)", "other/s", "leaders"});
+    for (const int n : o.load_standbys) {
+      std::fprintf(stderr, "load: 1 leader + %d standbys for %lld s\n", n, static_cast<long long>(o.load_window.count()));
+      const auto r = bench::measure_steady_load(bench::LoadConfig{o.member, o.out_dir, n, o.ttl, o.heartbeat, o.retry, o.load_window});
+      const double per_standby = r.standby_acquires_per_s / n;
+      load.add({std::to_string(n), bench::fixed(r.seconds, 1), bench::fixed(r.evalsha_per_s), bench::fixed(r.renewals_per_s),
+                bench::fixed(1 / hb_s), bench::fixed(r.standby_acquires_per_s), bench::fixed(per_standby),
+                fmt::format("{:.2f} {}", standby_target, per_standby <= standby_target ? "met" : "MISSED"),
+                bench::fixed(r.audit_renewals_per_s), bench::fixed(r.ping_per_s), bench::fixed(r.other_per_s),
+                std::to_string(r.leaders_seen)});
+    }
+    std::printf("\nsteady-state Redis load of one group (INFO commandstats deltas)\n\n%s\n%s", load.text().c_str(),
+                load.markdown().c_str());
+    load.write_csv(o.out_dir + "/failover_load.csv");
+  }
+
+  // ---- the picture ----
+  const auto* crash = median_round<bench::CrashRound>(crashes, [](const auto& r) { return r.expiry_to_elected_ms(); });
+  const auto* graceful = median_round<bench::HandOverRound>(step_downs, [](const auto& r) { return r.latency_ms(); });
+  if (crash != nullptr && graceful != nullptr) {
+    if (bench::plot_timeline(timeline(*crash, *graceful, o), o.plot)) {
+      std::printf("\ntimeline: %s.svg, %s.png\n", o.plot.c_str(), o.plot.c_str());
+    }
+  }
+  std::printf("CSV: %s/failover_summary.csv, failover_rounds.csv, failover_load.csv\n", o.out_dir.c_str());
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "failover: %s\n", e.what());
+  return 1;
+}

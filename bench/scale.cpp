@@ -1,0 +1,224 @@
+// Issue #5 item 5: one Elector campaigning for many groups (default 10,000,
+// ttl 5 s) against a private redis-server, measured over a steady window.
+//
+//   scale [--groups 10000] [--ttl-ms 5000] [--duration-s 45] [--settle-s 6]
+//         [--csv scale.csv]
+//
+// Reports client CPU (getrusage of this process, every thread, as % of one
+// core), resident memory per group (RSS growth from before the Elector was
+// built to when it led every group, / groups), Redis CPU (INFO cpu deltas)
+// and command rates (INFO commandstats deltas), the renewal round trip
+// (audit hook: `extended` records, at - sent_at) and every revocation, which
+// here can only mean a missed renewal.
+// Targets (reported, not asserted): <= 5% of a core, <= 1 KiB per group, no
+// missed renewal.
+
+#include "common/redis_info.hpp"
+#include "support/redis_server.hpp"
+#include "common/resource_usage.hpp"
+#include "common/summary.hpp"
+#include "common/table.hpp"
+
+#include <leasehold/leasehold.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lh = leasehold;
+namespace bench = leasehold::bench;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Options {
+  int groups = 10000;
+  std::chrono::milliseconds ttl{5000};
+  int duration_s = 45;
+  int settle_s = 6;  // after the last election, so the start-up burst is not measured
+  std::string csv = "scale.csv";
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--groups") o.groups = std::stoi(value);
+    else if (flag == "--ttl-ms") o.ttl = std::chrono::milliseconds(std::stoi(value));
+    else if (flag == "--duration-s") o.duration_s = std::stoi(value);
+    else if (flag == "--settle-s") o.settle_s = std::stoi(value);
+    else if (flag == "--csv") o.csv = value;
+    else throw std::invalid_argument("unknown flag " + flag);
+  }
+  if (argc % 2 == 0) throw std::invalid_argument(std::string("missing value after ") + argv[argc - 1]);
+  o.groups = std::clamp(o.groups, 1, 200000);
+  o.duration_s = std::clamp(o.duration_s, 1, 600);
+  o.settle_s = std::clamp(o.settle_s, 0, 120);
+  return o;
+}
+
+// What Redis says about itself at one instant.
+struct RedisSample {
+  double cpu_s = 0;  // user + sys of the server process
+  std::map<std::string, std::uint64_t> commands;
+};
+
+RedisSample sample_redis(lh::test::AdminClient& admin) {
+  RedisSample s;
+  const auto cpu = bench::parse_info(admin.call({"INFO", "cpu"}).str);
+  s.cpu_s = bench::info_number(cpu, "used_cpu_user") + bench::info_number(cpu, "used_cpu_sys");
+  s.commands = bench::parse_commandstats(admin.call({"INFO", "commandstats"}).str);
+  return s;
+}
+
+// Collects from the audit hook, on the elector's thread. Storage is reserved
+// and touched before the baseline RSS is taken, so it does not count as the
+// library's memory.
+struct AuditLog {
+  std::atomic<bool> measuring{false};
+  std::vector<std::int64_t> renewal_ns;  // elector thread only while measuring
+  std::atomic<std::uint64_t> began{0}, extended{0}, ended{0};
+
+  void reserve(std::size_t n) {
+    renewal_ns.resize(n);
+    renewal_ns.clear();
+  }
+  void record(const lh::LeaseAuditEvent& e) {
+    using Kind = lh::LeaseAuditEvent::Kind;
+    if (e.kind == Kind::began) ++began;
+    if (e.kind == Kind::ended) ++ended;
+    if (e.kind != Kind::extended) return;
+    ++extended;
+    if (measuring.load(std::memory_order_relaxed) && renewal_ns.size() < renewal_ns.capacity()) {
+      renewal_ns.push_back((e.at - e.sent_at).count());
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Options opt = parse(argc, argv);
+  lh::test::RedisServer server;
+  auto admin = server.admin(5000ms);
+
+  lh::ElectorOptions options;
+  options.ttl = opt.ttl;
+  for (int i = 0; i < opt.groups; ++i) options.groups.push_back(fmt::format("group-{:06}", i));
+  const auto total_groups = static_cast<std::uint64_t>(opt.groups) + 1;  // + "default"
+  const double heartbeat_s = std::chrono::duration<double>(options.effective_heartbeat()).count();
+
+  AuditLog audit;
+  audit.reserve(static_cast<std::size_t>(static_cast<double>(total_groups) * (opt.duration_s / heartbeat_s + 4)));
+  std::atomic<std::uint64_t> elected{0}, revoked{0}, errors{0};
+  std::mutex reasons_mutex;
+  std::map<std::string, int> revoke_reasons;
+
+  const std::size_t rss_before = bench::resident_bytes();
+  const double cpu_before = bench::process_cpu_seconds();
+  const auto t_construct = Clock::now();
+  auto elector = std::make_unique<lh::Elector>(server.options(), options);  // standalone: own I/O thread
+  elector->on_lease_audit([&audit](const lh::LeaseAuditEvent& e) { audit.record(e); });
+  elector->on_elected([&](const lh::ElectedEvent&) { ++elected; });
+  elector->on_revoked([&](const lh::RevokedEvent& e) {
+    ++revoked;
+    std::lock_guard lock(reasons_mutex);
+    ++revoke_reasons[std::string(lh::to_string(e.reason))];
+  });
+  elector->on_error([&](const lh::ErrorEvent&) { ++errors; });
+  elector->start();
+
+  const auto elect_bound = Clock::now() + 120s;
+  while (elected.load() < total_groups && Clock::now() < elect_bound) std::this_thread::sleep_for(10ms);
+  const auto t_all_elected = Clock::now();
+  if (elected.load() < total_groups) {
+    throw std::runtime_error(fmt::format("only {} of {} groups elected within 120 s", elected.load(), total_groups));
+  }
+  const std::size_t rss_elected = bench::resident_bytes();
+  const double cpu_startup = bench::process_cpu_seconds() - cpu_before;
+
+  std::this_thread::sleep_for(std::chrono::seconds(opt.settle_s));
+  const std::uint64_t revoked_before_window = revoked.load();
+
+  // ---- the measured window ----
+  const RedisSample redis0 = sample_redis(admin);
+  const double cpu0 = bench::process_cpu_seconds();
+  const auto t0 = Clock::now();
+  audit.measuring = true;
+  std::vector<double> cpu_per_second;  // client CPU % in each second, to show bursts
+  double cpu_prev = cpu0;
+  for (int s = 0; s < opt.duration_s; ++s) {
+    std::this_thread::sleep_until(t0 + std::chrono::seconds(s + 1));
+    const double c = bench::process_cpu_seconds();
+    cpu_per_second.push_back((c - cpu_prev) * 100);
+    cpu_prev = c;
+  }
+  audit.measuring = false;
+  const auto t1 = Clock::now();
+  const double cpu1 = bench::process_cpu_seconds();
+  const RedisSample redis1 = sample_redis(admin);
+  const std::size_t rss_end = bench::resident_bytes();
+
+  const auto t_stop = Clock::now();
+  elector.reset();  // stops: releases every lease (bounded by stop_timeout)
+  const double stop_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_stop).count();
+
+  // ---- report ----
+  const double wall = std::chrono::duration<double>(t1 - t0).count();
+  const auto cmds = bench::diff(redis0.commands, redis1.commands);
+  const auto rate = [&](std::string_view name) { return static_cast<double>(bench::calls(cmds, name)) / wall; };
+  std::vector<double> renewal_ms;
+  renewal_ms.reserve(audit.renewal_ns.size());
+  for (const auto ns : audit.renewal_ns) renewal_ms.push_back(static_cast<double>(ns) / 1e6);
+  const auto lat = bench::Summary::of(renewal_ms);
+  const auto per_second = bench::Summary::of(cpu_per_second);
+  const double client_cpu_pct = (cpu1 - cpu0) / wall * 100;
+  const double bytes_per_group = static_cast<double>(rss_elected - rss_before) / static_cast<double>(total_groups);
+  const std::uint64_t missed = revoked.load();
+
+  bench::Table t({"measurement", "value", "target"});
+  t.add({"groups (incl. default)", std::to_string(total_groups), ""});
+  t.add({"ttl / heartbeat", fmt::format("{} ms / {} ms", opt.ttl.count(), options.effective_heartbeat().count()), ""});
+  t.add({"time to lead every group", fmt::format("{:.0f} ms", std::chrono::duration<double, std::milli>(t_all_elected - t_construct).count()), ""});
+  t.add({"client CPU during start-up", fmt::format("{:.2f} s", cpu_startup), ""});
+  t.add({"client CPU, steady (% of one core)", bench::fixed(client_cpu_pct, 2), "<= 5"});
+  t.add({"client CPU per second: p50 / max", fmt::format("{:.1f} / {:.1f} %", per_second.p50, per_second.max), ""});
+  t.add({"client CPU per renewal", fmt::format("{:.1f} µs", (cpu1 - cpu0) * 1e6 / std::max(1.0, rate("pexpire") * wall)), ""});
+  t.add({"RSS growth per group (to all elected)", fmt::format("{:.0f} B", bytes_per_group), "<= 1024"});
+  t.add({"RSS growth per group (to end of window)", fmt::format("{:.0f} B", static_cast<double>(rss_end - rss_before) / static_cast<double>(total_groups)), ""});
+  t.add({"Redis CPU (% of one core)", bench::fixed((redis1.cpu_s - redis0.cpu_s) / wall * 100, 2), ""});
+  t.add({"EVALSHA per second (lease scripts)", bench::fixed(rate("evalsha"), 0), fmt::format("{:.0f} (groups / heartbeat)", static_cast<double>(total_groups) / heartbeat_s)});
+  t.add({"  of which renewals (PEXPIRE in scripts)", bench::fixed(rate("pexpire"), 0), ""});
+  t.add({"other commands per second (PING, ...)", bench::fixed(rate("ping") + rate("eval"), 1), ""});
+  t.add({"renewal round trip p50 / p99 / max", fmt::format("{:.2f} / {:.2f} / {:.2f} ms", lat.p50, lat.p99, lat.max), ""});
+  t.add({"renewals measured", std::to_string(lat.count), ""});
+  t.add({"missed renewals (revoked events, whole run)", std::to_string(missed), "0"});
+  t.add({"  of which before the window", std::to_string(revoked_before_window), ""});
+  t.add({"error events", std::to_string(errors.load()), "0"});
+  t.add({"graceful stop (release every lease)", fmt::format("{:.0f} ms", stop_ms), ""});
+
+  std::printf("scale run: one Elector, %llu groups, ttl %lld ms, %.1f s window\n\n%s\n%s",
+              static_cast<unsigned long long>(total_groups), static_cast<long long>(opt.ttl.count()), wall,
+              t.text().c_str(), t.markdown().c_str());
+  if (missed != 0) {
+    for (const auto& [reason, n] : revoke_reasons) std::printf("revoked: %s x%d\n", reason.c_str(), n);
+  }
+  std::printf("targets: client CPU %s, memory %s, missed renewals %s\n", client_cpu_pct <= 5 ? "MET" : "MISSED",
+              bytes_per_group <= 1024 ? "MET" : "MISSED", missed == 0 ? "MET" : "MISSED");
+  t.write_csv(opt.csv);
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "scale: %s\n", e.what());
+  return 1;
+}
