@@ -1,0 +1,235 @@
+// ElectorOptions::validate() and validate_group_name(): every invalid field
+// and group name is rejected with a std::invalid_argument whose message names
+// it. (URL parsing is covered in redis_options_test.cpp.)
+
+#include <leasehold/elector_options.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using leasehold::ElectorOptions;
+using leasehold::validate_group_name;
+using namespace std::chrono_literals;
+using namespace std::string_literals;
+
+// The message validate() throws, or "" (plus a failure) if it accepts.
+std::string options_error(const ElectorOptions& options) {
+  try {
+    options.validate();
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected ElectorOptions::validate() to throw";
+  return {};
+}
+
+std::string group_error(std::string_view group) {
+  try {
+    validate_group_name(group);
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected validate_group_name to reject a " << group.size() << "-byte name";
+  return {};
+}
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+// An error message must be printable on one log line whatever the input was.
+bool printable(std::string_view text) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return false;
+  }
+  return true;
+}
+
+ElectorOptions with(const std::function<void(ElectorOptions&)>& edit) {
+  ElectorOptions o;
+  edit(o);
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// Accepted values
+
+TEST(ElectorOptionsValidation, DefaultsAreValid) { EXPECT_NO_THROW(ElectorOptions{}.validate()); }
+
+TEST(ElectorOptionsValidation, BoundaryValuesAreAccepted) {
+  EXPECT_NO_THROW(with([](auto& o) { o.ttl = 100ms; }).validate()) << "the smallest ttl, default heartbeat";
+  EXPECT_NO_THROW(with([](auto& o) {
+                    o.ttl = 1000ms;
+                    o.drift_margin = 0ms;
+                    o.heartbeat_interval = 999ms;
+                  }).validate());
+  EXPECT_NO_THROW(with([](auto& o) { o.retry_interval = 1ms; }).validate());
+  EXPECT_NO_THROW(with([](auto& o) { o.step_down_hold_off = 0ms; }).validate());
+  EXPECT_NO_THROW(with([](auto& o) { o.stop_timeout = 1ms; }).validate());
+  EXPECT_NO_THROW(with([](auto& o) { o.key_prefix = std::string(100, 'p'); }).validate());
+  EXPECT_NO_THROW(with([](auto& o) { o.instance_id = std::string(256, 'i'); }).validate());
+  EXPECT_NO_THROW(with([](auto& o) { o.instance_id = "h\xc3\xa9te-1 (caf\xc3\xa9)"; }).validate())
+      << "UTF-8 and spaces are not control characters";
+  EXPECT_NO_THROW(with([](auto& o) { o.groups = {"reports", "{billing}", std::string(200, 'g')}; }).validate());
+}
+
+TEST(ElectorOptionsValidation, DefaultInstanceIdIsValidAndUnique) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 50; ++i) {
+    auto id = leasehold::default_instance_id();
+    EXPECT_NO_THROW(with([&](auto& o) { o.instance_id = id; }).validate()) << id;
+    seen.insert(std::move(id));
+  }
+  EXPECT_EQ(seen.size(), 50u);
+}
+
+// ---------------------------------------------------------------------------
+// Timing fields
+
+TEST(ElectorOptionsValidation, TtlTooSmallNamesTtl) {
+  for (const auto ttl : {99ms, 1ms, 0ms, -5000ms}) {
+    const auto message = options_error(with([&](auto& o) { o.ttl = ttl; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.ttl")) << message;
+    EXPECT_TRUE(contains(message, std::to_string(ttl.count()))) << "the message shows the value: " << message;
+  }
+}
+
+TEST(ElectorOptionsValidation, HeartbeatThatLeavesNoRoomBeforeTheDeadlineNamesHeartbeat) {
+  // ttl 1000 ms, drift 10 ms: the renewal must be sent before 990 ms.
+  for (const auto heartbeat : {990ms, 991ms, 1000ms, 5000ms}) {
+    const auto message = options_error(with([&](auto& o) {
+      o.ttl = 1000ms;
+      o.drift_margin = 10ms;
+      o.heartbeat_interval = heartbeat;
+    }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.heartbeat_interval")) << message;
+    EXPECT_TRUE(contains(message, "990")) << "the message shows ttl - drift_margin: " << message;
+  }
+  EXPECT_NO_THROW(with([](auto& o) {
+                    o.ttl = 1000ms;
+                    o.drift_margin = 10ms;
+                    o.heartbeat_interval = 989ms;
+                  }).validate());
+}
+
+TEST(ElectorOptionsValidation, NonPositiveHeartbeatNamesHeartbeat) {
+  for (const auto heartbeat : {0ms, -1ms}) {
+    const auto message = options_error(with([&](auto& o) { o.heartbeat_interval = heartbeat; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.heartbeat_interval")) << message;
+  }
+}
+
+TEST(ElectorOptionsValidation, NonPositiveRetryNamesRetry) {
+  for (const auto retry : {0ms, -1ms, -1000ms}) {
+    const auto message = options_error(with([&](auto& o) { o.retry_interval = retry; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.retry_interval")) << message;
+  }
+}
+
+TEST(ElectorOptionsValidation, NegativeOrHugeDriftNamesDrift) {
+  for (const auto drift : {-1ms, -100ms, 2500ms, 4000ms}) {
+    const auto message = options_error(with([&](auto& o) { o.drift_margin = drift; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.drift_margin")) << drift.count() << " ms: " << message;
+  }
+  EXPECT_NO_THROW(with([](auto& o) { o.drift_margin = 0ms; }).validate());
+}
+
+TEST(ElectorOptionsValidation, NegativeHoldOffAndNonPositiveStopTimeoutAreNamed) {
+  auto message = options_error(with([](auto& o) { o.step_down_hold_off = -1ms; }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.step_down_hold_off")) << message;
+  // The hold-off defaults to retry_interval, so a bad retry is reported as such first.
+  message = options_error(with([](auto& o) { o.retry_interval = -1ms; }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.retry_interval")) << message;
+  for (const auto timeout : {0ms, -1ms}) {
+    message = options_error(with([&](auto& o) { o.stop_timeout = timeout; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.stop_timeout")) << message;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Strings
+
+TEST(ElectorOptionsValidation, EmptyKeyPrefixNamesKeyPrefix) {
+  const auto message = options_error(with([](auto& o) { o.key_prefix.clear(); }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.key_prefix")) << message;
+}
+
+TEST(ElectorOptionsValidation, KeyPrefixWithControlCharactersOrTooLongNamesKeyPrefix) {
+  for (const std::string& prefix : {"leader\n"s, "a\rb:"s, "\x1b[31m:"s, "del\x7f:"s, "nul\0:"s, "tab\t:"s,
+                                   std::string(101, 'p')}) {
+    const auto message = options_error(with([&](auto& o) { o.key_prefix = prefix; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.key_prefix")) << message;
+    EXPECT_TRUE(printable(message)) << "control characters are escaped in the message";
+  }
+}
+
+TEST(ElectorOptionsValidation, BadInstanceIdNamesInstanceId) {
+  for (const std::string& id : {"host\n1"s, "\0"s, "id\0tail"s, "bell\a"s, "x\x7f"s, std::string(257, 'i'),
+                               std::string(1 << 20, 'i')}) {
+    const auto message = options_error(with([&](auto& o) { o.instance_id = id; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.instance_id")) << message;
+    EXPECT_TRUE(printable(message));
+    EXPECT_LT(message.size(), 400u) << "a huge id is not copied into the message whole";
+  }
+}
+
+TEST(ElectorOptionsValidation, BadGroupInOptionsNamesGroupsAndTheGroup) {
+  const auto message = options_error(with([](auto& o) { o.groups = {"fine", "jobs\nrm -rf"}; }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.groups")) << message;
+  EXPECT_TRUE(contains(message, "jobs\\x0arm -rf")) << "the bad name, escaped: " << message;
+  EXPECT_TRUE(contains(options_error(with([](auto& o) { o.groups = {""}; })), "ElectorOptions.groups"));
+  EXPECT_TRUE(contains(options_error(with([](auto& o) { o.groups = {"x:token"}; })), "ElectorOptions.groups"));
+}
+
+// ---------------------------------------------------------------------------
+// Group names
+
+TEST(GroupNameValidation, AcceptsOrdinaryNames) {
+  for (const std::string& name : {"default"s, "reports"s, "{reports}"s, "a"s, "with space"s, "caf\xc3\xa9"s,
+                                 "token"s, "x:tokens"s, ":token:"s, "token:x"s, "x:TOKEN"s, std::string(200, 'g')}) {
+    EXPECT_NO_THROW(validate_group_name(name)) << name;
+  }
+}
+
+TEST(GroupNameValidation, EmptyIsRejected) {
+  const auto message = group_error("");
+  EXPECT_TRUE(contains(message, "invalid group name")) << message;
+  EXPECT_TRUE(contains(message, "empty")) << message;
+}
+
+TEST(GroupNameValidation, TooLongIsRejectedWithABoundedMessage) {
+  for (const std::size_t size : {201u, 1000u, 1u << 20}) {
+    const auto message = group_error(std::string(size, 'g'));
+    EXPECT_TRUE(contains(message, "invalid group name")) << message;
+    EXPECT_TRUE(contains(message, std::to_string(size))) << "the message shows the length: " << message;
+    EXPECT_LT(message.size(), 300u);
+  }
+}
+
+TEST(GroupNameValidation, ControlCharactersAnywhereAreRejected) {
+  for (const std::string& name : {"\nreports"s, "rep\0orts"s, "reports\r"s, "\x01"s, "a\x1f"s, "\x7f"s,
+                                 "tab\tname"s, "\x1b[2J"s}) {
+    const auto message = group_error(name);
+    EXPECT_TRUE(contains(message, "control characters")) << message;
+    EXPECT_TRUE(printable(message)) << message;
+  }
+}
+
+TEST(GroupNameValidation, TheReservedTokenSuffixIsRejected) {
+  // "<prefix><group>:token" is the fencing counter of <group>: a group named
+  // "x:token" would put its lease on another group's counter key.
+  for (const std::string& name : {":token"s, "reports:token"s, "{reports}:token"s}) {
+    const auto message = group_error(name);
+    EXPECT_TRUE(contains(message, ":token")) << message;
+    EXPECT_TRUE(contains(message, "reserved")) << message;
+  }
+}
+
+}  // namespace
