@@ -1,0 +1,418 @@
+// leasehold_chaos: a fleet of leasehold_member processes, each connected
+// through its own FaultProxy to one harness-started redis-server, under a
+// random fault schedule. At the end it stops everything, checks every claim
+// interval the members recorded, prints a table and exits non-zero on any
+// overlap, late recovery, unexplained leaderless gap, elected/revoked
+// disorder, crash or hang. See docs/reliability.md.
+//
+//   leasehold_chaos [--seed N] [--duration S] [--instances N] [--groups N]
+//                   [--ttl MS] [--retry MS] [--margin MS]
+//                   [--scenario mixed|delayed-replies] [--faults kind,kind,...]
+//                   [--member PATH] [--work-dir DIR] [--keep]
+
+#include "chaos/checker.hpp"
+#include "chaos/fault.hpp"
+#include "chaos/fleet.hpp"
+#include "chaos/report.hpp"
+#include "chaos/schedule.hpp"
+
+#include "support/admin_client.hpp"
+#include "support/fault_proxy.hpp"
+#include "support/redis_server.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chaos = leasehold::chaos;
+namespace test = leasehold::test;
+using chaos::milliseconds;
+using chaos::Nanos;
+
+namespace {
+
+volatile std::sig_atomic_t interrupted = 0;
+
+struct Args {
+  std::uint64_t seed = std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32);
+  int duration_s = 60;
+  std::size_t instances = 5;
+  std::size_t groups = 20;
+  chaos::Timing timing;
+  chaos::Scenario scenario = chaos::Scenario::mixed;
+  std::vector<chaos::FaultKind> faults{std::begin(chaos::kAllFaultKinds), std::end(chaos::kAllFaultKinds)};
+  std::string member = LEASEHOLD_MEMBER_BINARY;
+  std::string work_dir;
+  bool keep = false;
+};
+
+long long number(std::string_view flag, std::string_view value, long long min) {
+  char* end = nullptr;
+  const std::string text(value);
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < min) {
+    throw std::invalid_argument(fmt::format("{} needs an integer >= {}, got \"{}\"", flag, min, value));
+  }
+  return v;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--keep") {
+      a.keep = true;
+      continue;
+    }
+    if (i + 1 >= argc) throw std::invalid_argument(fmt::format("{} needs a value", flag));
+    const std::string_view value = argv[++i];
+    if (flag == "--seed") a.seed = static_cast<std::uint64_t>(std::stoull(std::string(value)));
+    else if (flag == "--duration") a.duration_s = static_cast<int>(number(flag, value, 1));
+    else if (flag == "--instances") a.instances = static_cast<std::size_t>(number(flag, value, 2));
+    else if (flag == "--groups") a.groups = static_cast<std::size_t>(number(flag, value, 1));
+    else if (flag == "--ttl") a.timing.ttl = milliseconds(number(flag, value, 100));
+    else if (flag == "--retry") a.timing.retry = milliseconds(number(flag, value, 1));
+    else if (flag == "--margin") a.timing.margin = milliseconds(number(flag, value, 0));
+    else if (flag == "--member") a.member = value;
+    else if (flag == "--work-dir") a.work_dir = value;
+    else if (flag == "--scenario") {
+      if (value == "mixed") a.scenario = chaos::Scenario::mixed;
+      else if (value == "delayed-replies") a.scenario = chaos::Scenario::delayed_replies;
+      else throw std::invalid_argument(fmt::format("unknown scenario \"{}\" (mixed, delayed-replies)", value));
+    } else if (flag == "--faults") {
+      a.faults.clear();
+      for (std::string_view rest = value; !rest.empty();) {
+        const auto comma = rest.find(',');
+        const auto name = rest.substr(0, comma);
+        const auto kind = chaos::fault_from_string(name);
+        if (!kind) throw std::invalid_argument(fmt::format("unknown fault kind \"{}\"", name));
+        a.faults.push_back(*kind);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      }
+    } else {
+      throw std::invalid_argument(fmt::format("unknown flag {}", flag));
+    }
+  }
+  return a;
+}
+
+std::string replay_command(const Args& a) {
+  std::string faults;
+  for (auto k : a.faults) faults += (faults.empty() ? "" : ",") + std::string(chaos::to_string(k));
+  return fmt::format("leasehold_chaos --seed {} --duration {} --instances {} --groups {} --ttl {} --retry {} "
+                     "--margin {} --scenario {} --faults {}",
+                     a.seed, a.duration_s, a.instances, a.groups, a.timing.ttl.count(), a.timing.retry.count(),
+                     a.timing.margin.count(),
+                     a.scenario == chaos::Scenario::mixed ? "mixed" : "delayed-replies", faults);
+}
+
+std::vector<std::string> group_names(std::size_t total) {
+  std::vector<std::string> out;  // "default" is the first of `total`
+  for (std::size_t g = 1; g < total; ++g) out.push_back(fmt::format("g{}", g));
+  return out;
+}
+
+Nanos ns(milliseconds ms) { return ms.count() * chaos::kNanosPerMs; }
+
+class ChaosRun {
+ public:
+  explicit ChaosRun(Args args)
+      : args_(std::move(args)),
+        dir_(args_.work_dir.empty() ? chaos::make_temp_dir("leasehold-chaos-") : args_.work_dir),
+        fleet_({args_.member, dir_, group_names(args_.groups), args_.timing.ttl, args_.timing.retry}),
+        groups_(fleet_.all_groups()),
+        planner_(args_.seed, args_.scenario, args_.timing, args_.faults, args_.instances) {
+    for (std::size_t i = 0; i < args_.instances; ++i) {
+      proxies_.push_back(std::make_unique<test::FaultProxy>(server_.port()));
+      fleet_.add(fmt::format("redis://127.0.0.1:{}/0?connect_timeout={}&command_timeout={}", proxies_.back()->port(),
+                             args_.timing.connect_timeout.count(), args_.timing.command_timeout.count()));
+    }
+  }
+
+  int run() {
+    const auto began = std::chrono::steady_clock::now();
+    if (!wait_until_everyone_leads(std::chrono::seconds(15))) {
+      fmt::print("FAIL: not every group had a leader within 15 s of the start\n");
+      return 1;
+    }
+    from_ = chaos::now_ns();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(args_.duration_s);
+    while (std::chrono::steady_clock::now() < end && interrupted == 0) {
+      chaos::Batch batch = planner_.next();
+      run_batch(batch);
+    }
+    if (interrupted != 0) fmt::print("interrupted: checking what ran so far\n");
+    const int status = verdict();
+    fmt::print("wall time {:.1f} s; member output in {}{}\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), dir_,
+               status == 0 && !args_.keep ? " (removed)" : "");
+    if (status == 0 && !args_.keep && args_.work_dir.empty()) std::filesystem::remove_all(dir_);
+    return status;
+  }
+
+ private:
+  struct Times {
+    Nanos started = 0;
+    Nanos healed = 0;
+  };
+
+  bool wait_until_everyone_leads(std::chrono::seconds bound) {
+    auto admin = server_.admin();
+    for (const auto until = std::chrono::steady_clock::now() + bound; std::chrono::steady_clock::now() < until;) {
+      const auto h = chaos::holders(admin, groups_);
+      if (!h.empty() && std::none_of(h.begin(), h.end(), [](const std::string& id) { return id.empty(); })) {
+        fleet_.wait(milliseconds(100));  // every claim has begun, not just its key been set
+        return true;
+      }
+      fleet_.wait(milliseconds(20));
+    }
+    return false;
+  }
+
+  // Instance faults hit the holder of a random group (a leader, mostly), each
+  // a different instance; if Redis cannot say, a slot chosen by the seed.
+  void resolve_targets(chaos::Batch& batch) {
+    std::vector<std::string> h;
+    try {
+      auto admin = server_.admin(milliseconds(1000));
+      h = chaos::holders(admin, groups_);
+    } catch (const std::exception&) {
+    }
+    std::set<std::size_t> used;
+    for (auto& f : batch.faults) {
+      if (!chaos::hits_instance(f.kind)) {
+        f.target = "redis";
+        continue;
+      }
+      if (batch.kill_the_delayed && f.kind == chaos::FaultKind::kill) {
+        f.slot = batch.faults.front().slot;
+      } else {
+        const std::size_t g = f.pick % groups_.size();
+        f.group = groups_[g];
+        std::optional<std::size_t> slot = h.empty() ? std::nullopt : fleet_.slot_of(h[g]);
+        if (!slot || used.count(*slot) != 0) {
+          slot = (f.pick / groups_.size()) % fleet_.size();
+          while (used.count(*slot) != 0) slot = (*slot + 1) % fleet_.size();
+        }
+        f.slot = *slot;
+      }
+      used.insert(f.slot);
+      f.target = fleet_.id(f.slot);
+    }
+  }
+
+  bool admin_call(std::vector<std::string> command) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      try {
+        auto admin = server_.admin(milliseconds(1000));
+        const auto reply = admin.call(command);
+        if (!reply.is_error()) return true;
+        fmt::print("  {} failed: {}\n", command.front(), test::describe_reply(reply));
+      } catch (const std::exception& e) {
+        fmt::print("  {} failed: {}\n", command.front(), e.what());
+      }
+    }
+    runner_errors_.push_back(fmt::format("could not run {} {}", command.front(), command.size() > 1 ? command[1] : ""));
+    return false;
+  }
+
+  void inject(const chaos::Fault& f) {
+    using K = chaos::FaultKind;
+    switch (f.kind) {
+      case K::kill:
+        fleet_.kill(f.slot);
+        proxies_[f.slot]->set_latency(milliseconds(0));  // the new process starts on a clean line
+        fleet_.respawn(f.slot, f.new_id);
+        break;
+      case K::freeze: fleet_.freeze(f.slot); break;
+      case K::blackhole: proxies_[f.slot]->blackhole(); break;
+      case K::delay: proxies_[f.slot]->set_latency(f.latency); break;
+      case K::step_down: fleet_.step_down(f.slot, f.group); break;
+      case K::redis_pause: server_.pause(); break;
+      case K::redis_restart: server_.kill(); break;
+      case K::script_flush: admin_call({"SCRIPT", "FLUSH"}); break;
+      case K::client_kill: admin_call({"CLIENT", "KILL", "TYPE", "normal"}); break;
+      case K::maxmemory: admin_call({"CONFIG", "SET", "maxmemory", "1"}); break;
+    }
+  }
+
+  void heal(const chaos::Fault& f) {
+    using K = chaos::FaultKind;
+    switch (f.kind) {
+      case K::freeze: fleet_.thaw(f.slot); break;
+      case K::blackhole: proxies_[f.slot]->forward(); break;
+      case K::delay: proxies_[f.slot]->set_latency(milliseconds(0)); break;
+      case K::redis_pause: server_.resume(); break;
+      case K::redis_restart: server_.restart(); break;
+      case K::maxmemory: admin_call({"CONFIG", "SET", "maxmemory", "0"}); break;
+      default: break;
+    }
+  }
+
+  void run_batch(chaos::Batch& batch) {
+    resolve_targets(batch);
+    struct Action {
+      milliseconds at;
+      std::size_t fault;
+      bool heal;
+    };
+    std::vector<Action> actions;
+    for (std::size_t i = 0; i < batch.faults.size(); ++i) {
+      const auto& f = batch.faults[i];
+      actions.push_back({f.offset, i, false});
+      if (f.duration.count() > 0) actions.push_back({f.offset + f.duration, i, true});
+    }
+    std::stable_sort(actions.begin(), actions.end(), [](const Action& x, const Action& y) { return x.at < y.at; });
+
+    std::vector<Times> times(batch.faults.size());
+    const Nanos start = chaos::now_ns();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& a : actions) {
+      fleet_.wait(std::chrono::duration_cast<milliseconds>(t0 + a.at - std::chrono::steady_clock::now()));
+      const auto& f = batch.faults[a.fault];
+      if (a.heal) {
+        heal(f);
+        times[a.fault].healed = chaos::now_ns();
+      } else {
+        times[a.fault].started = chaos::now_ns();
+        inject(f);
+        if (f.duration.count() == 0) times[a.fault].healed = chaos::now_ns();
+        report_.injected(f.kind);
+      }
+    }
+
+    // One disruption per batch. A lone fault has its own bound; several
+    // together get the latest of their deadlines (or the last heal) plus one
+    // ttl, because one can strand a lease that only expiry frees (a paused
+    // server executing the queued acquire of an instance another fault
+    // killed, say).
+    chaos::Disruption d{"", start, 0, 0};
+    std::string formula;
+    Nanos deadline = 0, healed = 0;
+    for (std::size_t i = 0; i < batch.faults.size(); ++i) {
+      const auto b = chaos::bound_of(batch.faults[i], args_.timing);
+      const Nanos reference = b.from_start ? times[i].started : times[i].healed;
+      if (reference + ns(b.value) > deadline) {
+        deadline = reference + ns(b.value);
+        d.reference = reference;
+        formula = b.formula;
+      }
+      healed = std::max(healed, times[i].healed);
+      d.kind += (d.kind.empty() ? "" : "+") + std::string(chaos::to_string(batch.faults[i].kind));
+    }
+    if (batch.faults.size() > 1) {
+      deadline = std::max(deadline, healed) + ns(args_.timing.ttl);
+      d.reference = healed;
+    }
+    d.bound = deadline - d.reference;
+    disruptions_.push_back(d);
+    formulas_.push_back(formula);
+
+    std::string what;
+    for (const auto& f : batch.faults) what += (what.empty() ? "" : " + ") + chaos::describe(f);
+    fmt::print("[{:7.1f} s] #{:<3} {}; bound {} ms\n", static_cast<double>(start - from_) / 1e9,
+               disruptions_.size(), what, chaos::format_ms(d.bound));
+    std::fflush(stdout);
+
+    const Nanos rest = deadline - chaos::now_ns();
+    fleet_.wait(milliseconds(std::max<Nanos>(rest / chaos::kNanosPerMs, 0)) + batch.quiet);
+  }
+
+  int verdict() {
+    const Nanos to = chaos::now_ns();
+    // stop() waits for releases at most stop_timeout (2 s by default).
+    const auto stop_problems = fleet_.stop_all(std::chrono::seconds(5));
+    const auto runs = fleet_.load_runs();
+    const auto overlaps = chaos::find_overlaps(runs);
+    const auto live = chaos::check_liveness(chaos::leaderless_gaps(runs, groups_, from_, to), disruptions_,
+                                            ns(args_.timing.margin));
+
+    std::size_t claims = 0, problems = 0, errors = 0;
+    for (const auto& run : runs) {
+      for (const auto& [group, list] : run.claims) claims += list.size();
+      errors += run.errors;
+      for (const auto& p : run.problems) {
+        if (++problems <= 20) fmt::print("ORDER: {}\n", p);
+      }
+    }
+    std::size_t late = 0;
+    for (const auto& r : live.recoveries) {
+      report_.recovered(disruptions_[r.disruption], r, formulas_[r.disruption]);
+      if (r.ok) continue;
+      const auto& d = disruptions_[r.disruption];
+      if (++late <= 20) {
+        fmt::print("LATE: #{} {} at {:.1f} s: group {} led again {} ms after the {}, bound {} ms\n",
+                   r.disruption + 1, d.kind, static_cast<double>(d.start - from_) / 1e9, r.worst_group,
+                   chaos::format_ms(r.time_to_leader), d.reference == d.start ? "fault" : "heal",
+                   chaos::format_ms(d.bound));
+      }
+    }
+    for (const auto& [group, gap] : live.unexplained) {
+      fmt::print("GAP: group {} had no leader for {} ms from {:.3f} s, outside every disruption\n", group,
+                 chaos::format_ms(gap.length()), static_cast<double>(gap.begin - from_) / 1e9);
+    }
+    for (std::size_t i = 0; i < overlaps.size() && i < 20; ++i) {
+      const auto& o = overlaps[i];
+      fmt::print("OVERLAP: group {}: {} and {} both claimed it for {} ms from {:.3f} s\n", o.group, o.first,
+                 o.second, chaos::format_ms(o.length), static_cast<double>(o.start - from_) / 1e9);
+    }
+    for (const auto& c : fleet_.crashes()) fmt::print("CRASH: {}\n", c);
+    for (const auto& p : stop_problems) fmt::print("STOP: {}\n", p);
+    for (const auto& e : runner_errors_) fmt::print("RUNNER: {}\n", e);
+
+    report_.print();
+    const bool ok = overlaps.empty() && live.ok() && problems == 0 && fleet_.crashes().empty() &&
+                    stop_problems.empty() && runner_errors_.empty();
+    fmt::print("\nseed {}; {:.1f} s observed; {} claim intervals from {} processes over {} groups; "
+               "{} error events\n",
+               args_.seed, static_cast<double>(to - from_) / 1e9, claims, runs.size(), groups_.size(), errors);
+    fmt::print("RESULT: {} overlaps={} late={} unexplained_gaps={} order_problems={} crashes={} stop_problems={} "
+               "runner_errors={}\n",
+               ok ? "PASS" : "FAIL", overlaps.size(), late, live.unexplained.size(), problems,
+               fleet_.crashes().size(), stop_problems.size(), runner_errors_.size());
+    if (!ok) fmt::print("replay: {}\n", replay_command(args_));
+    return ok ? 0 : 1;
+  }
+
+  Args args_;
+  std::string dir_;
+  test::RedisServer server_;
+  std::vector<std::unique_ptr<test::FaultProxy>> proxies_;
+  chaos::MemberFleet fleet_;  // after the server and proxies: its processes die first
+  std::vector<std::string> groups_;
+  chaos::Planner planner_;
+  chaos::Report report_;
+  Nanos from_ = 0;
+  std::vector<chaos::Disruption> disruptions_;
+  std::vector<std::string> formulas_;
+  std::vector<std::string> runner_errors_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Args args = parse(argc, argv);
+  fmt::print("leasehold_chaos: seed {}\nreplay: {}\n", args.seed, replay_command(args));
+  fmt::print("ttl {} ms, retry {} ms, margin {} ms, {} instances x {} groups, member {}\n", args.timing.ttl.count(),
+             args.timing.retry.count(), args.timing.margin.count(), args.instances, args.groups, args.member);
+  std::fflush(stdout);
+  std::signal(SIGINT, [](int) { interrupted = 1; });
+  std::signal(SIGTERM, [](int) { interrupted = 1; });
+  std::signal(SIGPIPE, SIG_IGN);
+  ChaosRun run(args);
+  return run.run();
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "leasehold_chaos: %s\n", e.what());
+  return 2;
+}

@@ -1,0 +1,103 @@
+#include "chaos/fault.hpp"
+
+#include <fmt/format.h>
+
+namespace leasehold::chaos {
+
+std::string_view to_string(FaultKind kind) noexcept {
+  switch (kind) {
+    case FaultKind::kill: return "kill";
+    case FaultKind::freeze: return "freeze";
+    case FaultKind::blackhole: return "blackhole";
+    case FaultKind::delay: return "delay";
+    case FaultKind::step_down: return "step_down";
+    case FaultKind::redis_pause: return "redis_pause";
+    case FaultKind::redis_restart: return "redis_restart";
+    case FaultKind::script_flush: return "script_flush";
+    case FaultKind::client_kill: return "client_kill";
+    case FaultKind::maxmemory: return "maxmemory";
+  }
+  return "unknown";
+}
+
+std::optional<FaultKind> fault_from_string(std::string_view name) noexcept {
+  for (FaultKind k : kAllFaultKinds) {
+    if (to_string(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+bool hits_instance(FaultKind kind) noexcept {
+  switch (kind) {
+    case FaultKind::kill:
+    case FaultKind::freeze:
+    case FaultKind::blackhole:
+    case FaultKind::delay:
+    case FaultKind::step_down:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Bound bound_of(const Fault& f, const Timing& t) {
+  const auto m = t.margin;
+  switch (f.kind) {
+    // The victim's lease was last renewed before the fault, so it expires at
+    // most ttl later; a standby retries exactly when the PTTL it read says
+    // the lease can first have expired. The victim's own state is irrelevant.
+    case FaultKind::kill:
+    case FaultKind::freeze:
+    case FaultKind::blackhole:
+      return {true, t.ttl + m, "ttl + margin, from the fault"};
+    // A release publishes a notice; a standby acquires within a round trip.
+    case FaultKind::step_down:
+      return {true, m, "margin, from the step-down"};
+    // Scripts are reloaded on NOSCRIPT: one extra round trip.
+    case FaultKind::script_flush:
+      return {true, m, "margin, from the flush"};
+    // Leaders lose their connection and demote; the first reconnect waits
+    // reconnect_min (jittered) and re-claims the own lease at once; retry
+    // covers one failed attempt.
+    case FaultKind::client_kill:
+      return {true, t.reconnect_min + t.retry + m, "reconnect_min + retry + margin, from the kill"};
+    // Replies still queued in the proxy arrive within 2 x latency; an
+    // instance whose confirmation came too late re-claims at once, after an
+    // error after retry.
+    case FaultKind::delay:
+      return {false, 2 * f.latency + t.retry + m, "2 x latency + retry + margin, from the heal"};
+    // Clients sit in reconnect backoff (at most reconnect_max) or in a
+    // handshake that completes on resume; then they acquire at once.
+    case FaultKind::redis_pause:
+    case FaultKind::redis_restart:
+      return {false, t.reconnect_max + t.retry + m, "reconnect_max + retry + margin, from the heal"};
+    // Fresh acquires fail with OOM and are retried after retry_interval.
+    case FaultKind::maxmemory:
+      return {false, t.retry + m, "retry + margin, from the heal"};
+  }
+  return {};
+}
+
+std::string describe(const Fault& f) {
+  switch (f.kind) {
+    case FaultKind::kill:
+      return fmt::format("kill {}{}", f.target, f.new_id ? " (respawned with a new id)" : "");
+    case FaultKind::freeze:
+    case FaultKind::blackhole:
+      return fmt::format("{} {} for {} ms", to_string(f.kind), f.target, f.duration.count());
+    case FaultKind::delay:
+      return fmt::format("delay {} by {} ms for {} ms", f.target, f.latency.count(), f.duration.count());
+    case FaultKind::step_down:
+      return fmt::format("step_down {} on {}", f.group, f.target);
+    case FaultKind::redis_pause:
+    case FaultKind::redis_restart:
+    case FaultKind::maxmemory:
+      return fmt::format("{} for {} ms", to_string(f.kind), f.duration.count());
+    case FaultKind::script_flush:
+    case FaultKind::client_kill:
+      return std::string(to_string(f.kind));
+  }
+  return "?";
+}
+
+}  // namespace leasehold::chaos

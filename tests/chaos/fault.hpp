@@ -1,0 +1,82 @@
+#pragma once
+// The faults the chaos runner injects, and the liveness bound of each: how
+// soon after it every group must have a leader again. The bounds follow from
+// the library's timing (lease ttl, retry interval, client timeouts and
+// reconnect backoff) plus a stated scheduling margin; docs/reliability.md
+// explains each.
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace leasehold::chaos {
+
+using std::chrono::milliseconds;
+
+enum class FaultKind {
+  kill,           ///< SIGKILL an instance, respawn it at once (same or new id)
+  freeze,         ///< SIGSTOP an instance for longer than ttl, then SIGCONT
+  blackhole,      ///< swallow all traffic of one instance's proxy for a while
+  delay,          ///< add latency to one instance's proxy for a while
+  step_down,      ///< "step_down <group>" to the group's leader
+  redis_pause,    ///< SIGSTOP redis-server for a while, then SIGCONT
+  redis_restart,  ///< SIGKILL redis-server, keep it down for a while, restart it empty
+  script_flush,   ///< SCRIPT FLUSH
+  client_kill,    ///< CLIENT KILL TYPE normal: every command connection is dropped
+  maxmemory,      ///< maxmemory 1 (noeviction) for a while: writes fail with OOM
+};
+
+inline constexpr FaultKind kAllFaultKinds[] = {
+    FaultKind::kill,        FaultKind::freeze,        FaultKind::blackhole,    FaultKind::delay,
+    FaultKind::step_down,   FaultKind::redis_pause,   FaultKind::redis_restart, FaultKind::script_flush,
+    FaultKind::client_kill, FaultKind::maxmemory,
+};
+
+std::string_view to_string(FaultKind kind) noexcept;
+std::optional<FaultKind> fault_from_string(std::string_view name) noexcept;
+/// Hits one instance (the rest of the fleet stays healthy and takes over).
+bool hits_instance(FaultKind kind) noexcept;
+
+/// The timing every bound is computed from.
+struct Timing {
+  milliseconds ttl{1000};
+  milliseconds retry{250};
+  milliseconds margin{250};           ///< scheduling slack on a loaded machine
+  milliseconds command_timeout{1000}; ///< RedisOptions, passed in the member URL
+  milliseconds connect_timeout{2000};
+  milliseconds reconnect_min{50};     ///< RedisOptions defaults (not settable by URL)
+  milliseconds reconnect_max{2000};
+  milliseconds drift() const { return ttl / 100 + milliseconds(2); }
+};
+
+/// One fault as planned and then as it happened.
+struct Fault {
+  FaultKind kind = FaultKind::kill;
+  milliseconds offset{0};    ///< after the start of its batch
+  milliseconds duration{0};  ///< 0: instantaneous
+  milliseconds latency{0};   ///< delay: added to each direction
+  bool new_id = false;       ///< kill: respawn with a new instance id
+  std::size_t pick = 0;      ///< a random number that chooses the target
+  // Resolved when the batch begins.
+  std::size_t slot = 0;      ///< the instance it hits
+  std::string group;         ///< step_down: the group
+  std::string target;        ///< for the log: instance id or "redis"
+};
+
+/// A liveness bound: every group has a leader again at most `value` after
+/// the fault began (from_start) or healed.
+struct Bound {
+  bool from_start = false;
+  milliseconds value{0};
+  std::string formula;
+};
+
+Bound bound_of(const Fault& fault, const Timing& t);
+
+/// A human-readable line: "kill m2-0 (respawned as m2-1)", "redis_pause 1200 ms".
+std::string describe(const Fault& fault);
+
+}  // namespace leasehold::chaos
