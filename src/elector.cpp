@@ -20,7 +20,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <future>
+#include <optional>
+#include <stdexcept>
 #include <queue>
 #include <thread>
 #include <unordered_map>
@@ -31,11 +35,33 @@ namespace asio = boost::asio;
 using TermHandler = asio::any_completion_handler<void(error_code, Term)>;
 using VoidHandler = asio::any_completion_handler<void(error_code)>;
 using LeaderInfoHandler = asio::any_completion_handler<void(error_code, LeaderInfo)>;
+using MetricsHandler = asio::any_completion_handler<void(Metrics)>;
 
 namespace {
 
 std::int64_t to_ns(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+long long to_ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
+// What each reason means, for the log line of a lost term.
+std::string_view explain(RevokeReason reason) {
+  switch (reason) {
+    case RevokeReason::renew_refused: return "the lease key was gone or held by another instance";
+    case RevokeReason::renew_failed: return "the renewal failed";
+    case RevokeReason::timeout: return "the renewal timed out, so its outcome is unknown";
+    case RevokeReason::connection_lost: return "the connection to Redis was lost";
+    case RevokeReason::stepped_down: return "step_down() released the lease";
+    case RevokeReason::stopped: return "stop() released the lease";
+    case RevokeReason::deadline_passed: return "no renewal was confirmed before the local deadline";
+  }
+  return "unknown reason";
+}
+
+// The pulse that proves to health() that the executor runs.
+Duration pulse_period(const ElectorOptions& o) {
+  return std::clamp<Duration>(o.ttl / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
 }
 
 // Connection-level failures are reported once, by the connection's state
@@ -70,6 +96,31 @@ struct GroupState {
   std::vector<VoidHandler> step_down_waiters;
   std::uint64_t wake_generation = 0;
   error_code last_error;  // the last reported error, so a repeating one is reported once
+  std::int64_t last_token = 0;  // token of this instance's last term, to tell a re-claim
+
+  // Counters for metrics() (strand only).
+  std::uint64_t terms_won = 0;
+  std::uint64_t acquire_attempts = 0;
+  std::uint64_t acquire_errors = 0;
+  std::uint64_t renewals_ok = 0;
+  std::uint64_t renewals_failed = 0;
+  std::array<std::uint64_t, revoke_reason_count> demotions{};
+  Duration time_as_leader{};
+  TimePoint leading_since{};
+
+  // Written on the strand, read by health() from any thread.
+  std::atomic<std::int64_t> renew_due_ns{0};  // next renewal's scheduled instant; 0: none pending
+  std::atomic<std::int64_t> renew_lag_ns{0};  // how late the last renewal of this term was sent
+  std::atomic<bool> failing{false};           // the last lease command got an error reply
+
+  // How late this group's renewal is at `now` (any thread).
+  Duration heartbeat_lag(TimePoint now) const noexcept {
+    if (!flag->leading(now)) return Duration::zero();
+    std::int64_t lag = renew_lag_ns.load(std::memory_order_relaxed);
+    const std::int64_t due = renew_due_ns.load(std::memory_order_relaxed);
+    if (due != 0) lag = std::max(lag, to_ns(now) - due);
+    return std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(lag));
+  }
 };
 
 struct Callbacks {
@@ -93,7 +144,8 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
         client_(strand_, redis),
         subscriber_(strand_, subscriber_options(redis), redis::Role::subscriber),
         timer_(strand_),
-        stop_timer_(strand_) {
+        stop_timer_(strand_),
+        pulse_timer_(strand_) {
     client_.preload(acquire_script());
     client_.preload(renew_script());
     client_.preload(release_script());
@@ -211,8 +263,65 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     });
   }
 
+  void metrics(MetricsHandler handler) {
+    asio::dispatch(strand_, [self = shared_from_this(), h = std::move(handler)]() mutable {
+      complete_later(self->strand_, std::move(h), self->snapshot());
+    });
+  }
+
+  // Strand only.
+  Metrics snapshot() const {
+    const auto now = Clock::now();
+    Metrics m;
+    m.instance = id_;
+    for (const GroupState* g : registry_.snapshot()) {
+      GroupMetrics gm;
+      gm.group = g->name;
+      gm.leader = g->flag->leading(now);
+      gm.token = g->machine.token();
+      gm.terms_won = g->terms_won;
+      gm.acquire_attempts = g->acquire_attempts;
+      gm.acquire_errors = g->acquire_errors;
+      gm.renewals_ok = g->renewals_ok;
+      gm.renewals_failed = g->renewals_failed;
+      gm.demotions = g->demotions;
+      gm.time_as_leader = g->time_as_leader + (g->term ? now - g->leading_since : Duration::zero());
+      gm.heartbeat_lag = g->heartbeat_lag(now);
+      m.groups.push_back(std::move(gm));
+    }
+    m.commands = connection_metrics("commands", client_, now);
+    m.subscriber = connection_metrics("subscriber", subscriber_, now);
+    m.subscriber.last_reply_age.reset();  // pushes, not replies: see the commands connection
+    return m;
+  }
+
+  // Any thread: atomics, the registry's snapshot and immutable options only.
+  Health health() const {
+    const auto now = Clock::now();
+    Health h;
+    const Phase phase = phase_.load(std::memory_order_acquire);
+    h.started = phase != Phase::idle;
+    h.stopped = phase == Phase::stopped;
+    h.connected = connected_.load(std::memory_order_relaxed);
+    h.notices = notices_up_.load(std::memory_order_relaxed);
+    if (const auto at = client_.last_reply_at()) h.last_reply_age = now - *at;
+    if (const std::int64_t seen = loop_seen_ns_.load(std::memory_order_relaxed); seen != 0) {
+      h.loop_age = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(to_ns(now) - seen));
+    }
+    for (const GroupState* g : registry_.snapshot()) {
+      h.heartbeat_lag = std::max(h.heartbeat_lag, g->heartbeat_lag(now));
+      if (g->failing.load(std::memory_order_relaxed)) ++h.failing_groups;
+    }
+    const auto& redis = client_.options();
+    h.max_loop_age = options_.ttl;
+    h.max_reply_age = std::max<Duration>(options_.ttl / 2, redis.health_check_interval + redis.command_timeout);
+    h.evaluate();
+    return h;
+  }
+
   /// The elector is going away without a graceful stop: drop everything now.
   void abandon() {
+    phase_.store(Phase::stopped, std::memory_order_release);
     for (GroupState* g : registry_.snapshot()) g->flag->deadline_ns.store(0, std::memory_order_release);
     asio::post(strand_, [self = shared_from_this()] { self->finish_stop(); });
   }
@@ -233,17 +342,36 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     return o;
   }
 
+  static ConnectionMetrics connection_metrics(std::string name, const redis::Client& c, TimePoint now) {
+    const auto& s = c.stats();
+    ConnectionMetrics m;
+    m.name = std::move(name);
+    m.connected = c.connected();
+    m.connects = s.connects;
+    m.reconnects = s.connects > 0 ? s.connects - 1 : 0;
+    m.disconnects = s.disconnects;
+    m.commands_sent = s.commands_sent;
+    m.timeouts = s.timeouts;
+    m.protocol_errors = s.protocol_errors;
+    m.round_trip = s.round_trip;
+    if (const auto at = c.last_reply_at()) m.last_reply_age = now - *at;
+    return m;
+  }
+
   // ---- strand only ----------------------------------------------------------
 
   void start_on_strand() {
     if (started_ || stopping_) return;
     started_ = true;
-    auto self = shared_from_this();
+    phase_.store(Phase::running, std::memory_order_release);
+    pulse();
     client_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
-    subscriber_.on_state([this](bool up, const Error&) {
+    subscriber_.on_state([this](bool up, const Error& error) {
+      on_subscriber(up, error);
       if (up) return;  // notices count as available once each channel is confirmed
       for (GroupState* g : begun_) apply(*g, g->machine.on_notices_available(Clock::now(), false));
     });
+    subscriber_.on_error_reply([this](const Error& error) { on_subscriber_error(error); });
     subscriber_.on_subscribed([this](std::string_view channel) {
       if (auto it = by_channel_.find(std::string(channel)); it != by_channel_.end()) {
         apply(*it->second, it->second->machine.on_notices_available(Clock::now(), true));
@@ -271,16 +399,72 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (client_.connected()) apply(g, g.machine.on_connected(now));
   }
 
+  // The client reports each outage once (the first failure, not every
+  // retry), so each is logged once here, and its end once.
   void on_connection(bool up, const Error& error) {
     const auto now = Clock::now();
-    if (!up && !stopping_) {
-      log(LogLevel::warning, fmt::format("elector {}: connection to Redis lost: {}", id_, error.message()));
+    connected_.store(up, std::memory_order_relaxed);
+    const std::string endpoint = client_.options().to_string();
+    if (up) {
+      if (outage_since_) {
+        // Warning, like the outage itself, so that the default log shows
+        // both ends of it.
+        log(LogLevel::warning,
+            fmt::format("elector {}: {} Redis {} after {} ms; campaigning again", id_,
+                        ever_connected_ ? "reconnected to" : "connected to", endpoint, to_ms(now - *outage_since_)));
+      } else {
+        log(LogLevel::info, fmt::format("elector {}: connected to Redis {}", id_, endpoint));
+      }
+      outage_since_.reset();
+      ever_connected_ = true;
+    } else if (!stopping_) {
+      if (!outage_since_) outage_since_ = now;
+      log(LogLevel::warning,
+          fmt::format("elector {}: {} Redis {}: {}; nobody here leads until it is back, retrying with backoff", id_,
+                      ever_connected_ ? "lost the connection to" : "cannot connect to", endpoint, error.message()));
       emit_error("", error);
     }
     for (GroupState* g : begun_) {
       apply(*g, up ? g->machine.on_connected(now)
                    : g->machine.on_disconnected(now, error.code == errc::timeout));
     }
+  }
+
+  // Without release notices standbys still fail over, by polling: worth a
+  // warning once per outage, not an error event.
+  void on_subscriber(bool up, const Error& error) {
+    notices_up_.store(up, std::memory_order_relaxed);
+    if (up) {
+      subscriber_error_ = {};  // a refusal on the new connection is news again
+      if (notices_lost_) {
+        log(LogLevel::warning, fmt::format("elector {}: release notices available again", id_));
+        notices_lost_ = false;
+      }
+      return;
+    }
+    if (stopping_ || notices_lost_) return;
+    notices_lost_ = true;
+    log(LogLevel::warning, fmt::format("elector {}: release notices unavailable ({}); standbys poll every {} ms", id_,
+                                       error.message(), options_.retry_interval.count()));
+  }
+
+  // SUBSCRIBE refused (NOPERM on the channel): the connection stays up but
+  // the refused groups only ever learn of releases by polling.
+  void on_subscriber_error(const Error& error) {
+    if (error.code == subscriber_error_) return;
+    subscriber_error_ = error.code;
+    log(LogLevel::warning, fmt::format("elector {}: subscribing to release notices failed: {}; standbys poll every {} ms",
+                                       id_, error.message(), options_.retry_interval.count()));
+    emit_error("", error);
+  }
+
+  void pulse() {
+    loop_seen_ns_.store(to_ns(Clock::now()), std::memory_order_relaxed);
+    if (stopped_) return;
+    pulse_timer_.expires_after(pulse_period(options_));
+    pulse_timer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (!ec) self->pulse();
+    });
   }
 
   void acquire_on_strand(GroupState& g, TermHandler handler) {
@@ -319,6 +503,9 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (out.revoked) end_term(g, *out.revoked);
     if (out.elected) begin_term(g);
     if (out.holder_changed) {
+      if (g.machine.holder() != id_) {
+        log(LogLevel::info, fmt::format("elector {}: group \"{}\": leader is now {}", id_, g.name, g.machine.holder()));
+      }
       emit([ev = LeaderChangedEvent{g.name, g.machine.holder()}](const Callbacks& c) {
         if (c.leader_changed) c.leader_changed(ev);
       });
@@ -327,6 +514,11 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       for (auto& h : std::exchange(g.step_down_waiters, {})) complete_later(strand_, std::move(h), error_code{});
     }
     if (out.send != Command::none) send(g, out.send, out.seq);
+    // For health(): when the next renewal is due while none is in flight.
+    const auto& m = g.machine;
+    const bool renewal_pending = m.is_leader() && m.in_flight() != Command::renew;
+    g.renew_due_ns.store(renewal_pending ? to_ns(m.confirmed_at() + timing_.heartbeat_interval) : 0,
+                         std::memory_order_relaxed);
     schedule(g, out.wake);
     if (out.stopped) maybe_finish_stop();
   }
@@ -353,10 +545,16 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
 
   void begin_term(GroupState& g) {
     const auto& m = g.machine;
+    // A re-claim of our own lease keeps the token of our previous term.
+    const bool reclaimed = g.terms_won > 0 && m.token() == g.last_token;
     g.term = std::make_shared<TermState>(g.name, m.token(), m.term_started(), strand_);
     g.term->deadline_ns.store(g.flag->deadline_ns.load(std::memory_order_relaxed), std::memory_order_release);
-    g.last_error = {};
-    log(LogLevel::info, fmt::format("elector {}: elected leader of group \"{}\" (token {})", id_, g.name, m.token()));
+    ++g.terms_won;
+    g.last_token = m.token();
+    g.leading_since = Clock::now();
+    g.renew_lag_ns.store(0, std::memory_order_relaxed);
+    log(LogLevel::info, fmt::format("elector {}: group \"{}\": elected leader (token {}): {}", id_, g.name, m.token(),
+                                    reclaimed ? "re-claimed its own lease" : "acquired the lease"));
     for (auto& [id, h] : std::exchange(g.acquire_waiters, {})) {
       complete_later(strand_, std::move(h), error_code{}, Term(g.term));
     }
@@ -367,13 +565,17 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
 
   void end_term(GroupState& g, RevokeReason reason) {
     const std::int64_t token = g.term ? g.term->token : g.machine.token();
-    if (g.term) g.term->end(reason);
+    if (g.term) {
+      g.term->end(reason);
+      g.time_as_leader += Clock::now() - g.leading_since;
+      ++g.demotions[static_cast<std::size_t>(reason)];
+    }
     g.term.reset();
     const LogLevel level = (reason == RevokeReason::stepped_down || reason == RevokeReason::stopped)
                                ? LogLevel::info
                                : LogLevel::warning;
-    log(level, fmt::format("elector {}: no longer leader of group \"{}\" (token {}): {}", id_, g.name, token,
-                           to_string(reason)));
+    log(level, fmt::format("elector {}: group \"{}\": no longer leader (token {}): {} ({})", id_, g.name, token,
+                           to_string(reason), explain(reason)));
     emit([ev = RevokedEvent{g.name, token, reason}](const Callbacks& c) {
       if (c.revoked) c.revoked(ev);
     });
@@ -383,17 +585,24 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     auto self = shared_from_this();
     switch (command) {
       case Command::acquire:
+        ++g.acquire_attempts;
         client_.async_eval(acquire_script(), {g.key, g.token_key}, {id_, ttl_ms_},
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
                              self->on_acquire_result(*g, seq, ec, reply);
                            });
         break;
-      case Command::renew:
+      case Command::renew: {
+        // confirmed_at still names the previous confirmation, so this is
+        // how late the renewal leaves against its schedule.
+        const auto scheduled = g.machine.confirmed_at() + timing_.heartbeat_interval;
+        g.renew_lag_ns.store(std::max<std::int64_t>(0, to_ns(Clock::now()) - to_ns(scheduled)),
+                             std::memory_order_relaxed);
         client_.async_eval(renew_script(), {g.key}, {id_, ttl_ms_},
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
                              self->on_renew_result(*g, seq, ec, reply);
                            });
         break;
+      }
       case Command::release:
         client_.async_eval(release_script(), {g.key}, {id_, g.channel},
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
@@ -412,32 +621,55 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       parsed = parse_acquire_reply(reply, id_);
       if (!parsed) ec = make_error_code(errc::unexpected_reply);
     }
-    if (ec) return fail(g, seq, ec, reply, "acquire");
-    g.last_error = {};
+    if (ec) {
+      ++g.acquire_errors;
+      return fail(g, seq, ec, reply, "acquire");
+    }
+    recovered(g, "acquire");
     apply(g, g.machine.on_acquire_reply(now, seq, *parsed));
   }
 
   void on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {
     if (!ec && !reply.is_integer()) ec = make_error_code(errc::unexpected_reply);
+    if (ec || reply.integer != 1) {
+      ++g.renewals_failed;
+    } else {
+      ++g.renewals_ok;
+    }
     if (ec) return fail(g, seq, ec, reply, "renew");
+    recovered(g, "renew");
     apply(g, g.machine.on_renew_reply(Clock::now(), seq, reply.integer == 1));
   }
 
   void on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {
     if (!ec && !reply.is_integer()) ec = make_error_code(errc::unexpected_reply);
     if (ec) return fail(g, seq, ec, reply, "release");
+    recovered(g, "release");
     apply(g, g.machine.on_release_reply(Clock::now(), seq));
   }
 
+  // A group's error is logged and reported when it first appears (or
+  // changes), not on every retry; recovered() logs its end.
   void fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, std::string_view what) {
-    if (!is_connection_failure(ec) && ec != g.last_error) {
-      g.last_error = ec;
-      Error error{ec, reply.is_error() ? reply.str : reply.debug_string()};
-      log(LogLevel::warning, fmt::format("elector {}: {} of group \"{}\" failed: {}", id_, what, g.name,
-                                         error.message()));
-      emit_error(g.name, error);
+    if (!is_connection_failure(ec)) {
+      g.failing.store(true, std::memory_order_relaxed);
+      if (ec != g.last_error) {
+        g.last_error = ec;
+        Error error{ec, reply.is_error() ? reply.str : reply.debug_string()};
+        log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {} failed: {}; retrying every {} ms", id_,
+                                           g.name, what, error.message(), options_.retry_interval.count()));
+        emit_error(g.name, error);
+      }
     }
     apply(g, g.machine.on_failure(Clock::now(), seq, ec == errc::timeout ? Failure::timeout : Failure::error));
+  }
+
+  void recovered(GroupState& g, std::string_view what) {
+    g.failing.store(false, std::memory_order_relaxed);
+    if (!g.last_error) return;
+    log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {} works again after: {}", id_, g.name, what,
+                                       g.last_error.message()));
+    g.last_error = {};
   }
 
   // ---- timers: one steady_timer for every group, earliest wake first --------
@@ -492,6 +724,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     stop_waiters_.push_back(std::move(handler));
     if (stopping_) return;
     stopping_ = true;
+    phase_.store(Phase::stopped, std::memory_order_release);
     for (GroupState* g : registry_.snapshot()) {
       for (auto& [id, h] : std::exchange(g->acquire_waiters, {})) {
         complete_later(strand_, std::move(h), make_error_code(errc::stopped), Term{});
@@ -520,8 +753,10 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (stopped_) return;
     stopping_ = true;
     stopped_ = true;
+    phase_.store(Phase::stopped, std::memory_order_release);
     stop_timer_.cancel();
     timer_.cancel();
+    pulse_timer_.cancel();
     for (GroupState* g : registry_.snapshot()) {
       if (g->flag->deadline_ns.exchange(0, std::memory_order_acq_rel) != 0) {
         audit(*g, LeaseAuditEvent::Kind::ended, {});
@@ -588,11 +823,23 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   bool armed_ = false;
   TimePoint armed_at_{};
   asio::steady_timer stop_timer_;
+  asio::steady_timer pulse_timer_;
   std::vector<VoidHandler> stop_waiters_;
   std::uint64_t next_waiter_ = 1;
   bool started_ = false;
   bool stopping_ = false;
   bool stopped_ = false;
+  bool ever_connected_ = false;
+  std::optional<TimePoint> outage_since_;  // the commands connection is down since
+  bool notices_lost_ = false;              // the subscriber's outage was logged
+  error_code subscriber_error_;            // the last SUBSCRIBE refusal logged
+
+  // Read by health() from any thread.
+  enum class Phase : std::uint8_t { idle, running, stopped };
+  std::atomic<Phase> phase_{Phase::idle};
+  std::atomic<bool> connected_{false};
+  std::atomic<bool> notices_up_{false};
+  std::atomic<std::int64_t> loop_seen_ns_{0};
 };
 
 /// Standalone mode's threads: one runs the elector, one runs callbacks.
@@ -690,6 +937,23 @@ void Elector::start_leader_of(std::string group, LeaderInfoHandler handler) {
 }
 
 bool Elector::on_own_executor() const noexcept { return impl_->running_in_strand(); }
+
+void Elector::start_metrics(MetricsHandler handler) { impl_->metrics(std::move(handler)); }
+
+Metrics Elector::metrics() {
+  if (on_own_executor()) return impl_->snapshot();
+  auto promise = std::make_shared<std::promise<Metrics>>();
+  auto result = promise->get_future();
+  impl_->metrics(MetricsHandler([promise](Metrics m) { promise->set_value(std::move(m)); }));
+  if (result.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    throw std::runtime_error(
+        "leasehold: Elector::metrics() waited 5 s for the elector's executor; is it running, or is this thread "
+        "the one that should run it? (use async_metrics there)");
+  }
+  return result.get();
+}
+
+Health Elector::health() const { return impl_->health(); }
 
 void Elector::stop_and_wait() {
   if (on_own_executor()) {

@@ -69,6 +69,9 @@ errc classify_server_error(std::string_view text) noexcept {
     needle.append(" ").append(prefix).append(" ");
     if (text.find(needle) != std::string_view::npos) return code;
   }
+  // Redis 7.0 reports an ACL refusal inside a script without the NOPERM
+  // word: "ERR The user executing the script can't run this command ...".
+  if (text.find("The user executing the script can't") != std::string_view::npos) return errc::no_permission;
   return errc::server_error;
 }
 

@@ -23,6 +23,8 @@
 #include <leasehold/elector_options.hpp>
 #include <leasehold/error.hpp>
 #include <leasehold/events.hpp>
+#include <leasehold/health.hpp>
+#include <leasehold/metrics.hpp>
 #include <leasehold/redis/reply.hpp>
 #include <leasehold/redis/script.hpp>
 #include <leasehold/redis_options.hpp>
@@ -230,6 +232,30 @@ class Elector {
   /// elector's own executor.
   void stop_and_wait();
 
+  /// A snapshot of the elector's counters, per group and per connection
+  /// (see metrics.hpp; render it with to_prometheus()). Computed on the
+  /// elector's executor, so it is consistent. Handler: void(Metrics).
+  /// Completes on the handler's associated executor (default: the
+  /// elector's); not cancellable (it needs one turn of the executor). Works
+  /// before start() and after stop().
+  template <typename CompletionToken = boost::asio::deferred_t>
+  auto async_metrics(CompletionToken&& token = {}) {
+    return boost::asio::async_initiate<CompletionToken, void(Metrics)>(
+        [this](auto handler) { start_metrics(MetricsHandler(std::move(handler))); }, token);
+  }
+  /// Blocking form of async_metrics(), for standalone mode and for threads
+  /// that do not run the elector's executor. On the elector's own executor it
+  /// computes in place. Waits at most 5 s for the executor, then throws
+  /// std::runtime_error (a thread that runs the executor and calls this from
+  /// outside the elector's strand would otherwise wait for itself: use
+  /// async_metrics() there).
+  Metrics metrics();
+
+  /// Liveness and readiness (see health.hpp for the facts and thresholds).
+  /// Reads atomics only and never waits for the executor, so it answers even
+  /// when the executor is stuck. Callable from any thread.
+  Health health() const;
+
   /// Internal: the implementation, for guards and tests.
   const std::shared_ptr<detail::ElectorImpl>& impl() const noexcept { return impl_; }
 
@@ -238,11 +264,13 @@ class Elector {
   using VoidHandler = boost::asio::any_completion_handler<void(error_code)>;
   using LeaderInfoHandler = boost::asio::any_completion_handler<void(error_code, LeaderInfo)>;
   using EvalHandler = boost::asio::any_completion_handler<void(error_code, redis::Reply)>;
+  using MetricsHandler = boost::asio::any_completion_handler<void(Metrics)>;
 
   void start_acquire(std::string group, TermHandler handler);
   void start_step_down(std::string group, VoidHandler handler);
   void start_stop(VoidHandler handler);
   void start_leader_of(std::string group, LeaderInfoHandler handler);
+  void start_metrics(MetricsHandler handler);
   void start_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   EvalHandler handler);
   friend class StopOperation;

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <optional>
@@ -117,8 +118,9 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         if (auto self = weak.lock()) self->cancel_request(id);
       });
     }
+    const auto now = clock::now();
     enqueue(request, Pending{id, request.commands(), {}, std::move(handler),
-                             clock::now() + options_.command_timeout, false});
+                             now + options_.command_timeout, false, now});
   }
 
   void eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
@@ -192,6 +194,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     ExecHandler handler;  // empty for internal health checks
     clock::time_point deadline;
     bool cancelled;
+    clock::time_point enqueued;  // for the round-trip histogram
   };
 
   static Request eval_request(std::string_view verb, std::string_view script,
@@ -501,10 +504,12 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
                         fmt::format("reply with no pending command: {}", reply.debug_string()));
     }
     Pending& front = pending_.front();
+    if (!reply.is_error()) note_reply();
     front.replies.push_back(std::move(reply));
     if (front.replies.size() == front.expected) {
       Pending done = std::move(front);
       pending_.pop_front();
+      stats_.round_trip.record(clock::now() - done.enqueued);
       if (done.handler) complete_later(ex_, std::move(done.handler), error_code{}, std::move(done.replies));
     }
     return {};
@@ -514,8 +519,10 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     if (reply.is_error()) {
       // For example NOPERM on SUBSCRIBE: keep the connection, report the cause.
       last_error_ = make_error(classify_server_error(reply.str), reply.str);
+      if (error_reply_handler_) error_reply_handler_(last_error_);
       return {};
     }
+    note_reply();
     if (!reply.is_array() || reply.elements.empty() || !reply.elements[0].is_string()) {
       return make_error(errc::protocol_error,
                         fmt::format("unexpected pub/sub reply: {}", reply.debug_string()));
@@ -601,7 +608,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       ping_sent_ = now;
     } else {
       Request ping{"PING"};
-      pending_.push_back(Pending{next_id_++, 1, {}, {}, now + options_.command_timeout, false});
+      pending_.push_back(Pending{next_id_++, 1, {}, {}, now + options_.command_timeout, false, now});
       append_output(ping.payload(), 1);
     }
   }
@@ -634,6 +641,15 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
  public:
   std::function<void(std::string_view)> subscribed_handler_;
+  Client::ErrorReplyHandler error_reply_handler_;
+  // Nanoseconds since the steady_clock epoch; 0: no reply yet. Atomic because
+  // health probes read it from any thread.
+  std::atomic<std::int64_t> last_reply_ns_{0};
+
+  void note_reply() noexcept {
+    last_reply_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count(),
+                         std::memory_order_relaxed);
+  }
 
  private:
   std::optional<Stream> stream_;
@@ -667,6 +683,7 @@ Client::~Client() {
   impl_->state_handler_ = nullptr;
   impl_->message_handler_ = nullptr;
   impl_->subscribed_handler_ = nullptr;
+  impl_->error_reply_handler_ = nullptr;
   impl_->stop();
 }
 
@@ -680,6 +697,14 @@ const RedisOptions& Client::options() const noexcept { return impl_->options_; }
 void Client::on_state(StateHandler handler) { impl_->state_handler_ = std::move(handler); }
 void Client::on_message(MessageHandler handler) { impl_->message_handler_ = std::move(handler); }
 void Client::on_subscribed(SubscribedHandler handler) { impl_->subscribed_handler_ = std::move(handler); }
+void Client::on_error_reply(ErrorReplyHandler handler) { impl_->error_reply_handler_ = std::move(handler); }
+
+std::optional<std::chrono::steady_clock::time_point> Client::last_reply_at() const noexcept {
+  const std::int64_t ns = impl_->last_reply_ns_.load(std::memory_order_relaxed);
+  if (ns == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(ns)));
+}
 void Client::preload(const Script& script) { impl_->preloaded_.push_back(&script); }
 void Client::subscribe(const std::vector<std::string>& channels) { impl_->subscribe(channels); }
 void Client::unsubscribe(const std::vector<std::string>& channels) { impl_->unsubscribe(channels); }

@@ -15,6 +15,7 @@
 // on its executor (use a strand when the io_context has several threads).
 
 #include <leasehold/error.hpp>
+#include <leasehold/latency_histogram.hpp>
 #include <leasehold/redis/codec.hpp>
 #include <leasehold/redis/reply.hpp>
 #include <leasehold/redis/script.hpp>
@@ -24,9 +25,11 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +49,9 @@ struct ClientStats {
   std::uint64_t commands_sent = 0;
   std::uint64_t timeouts = 0;
   std::uint64_t protocol_errors = 0;
+  /// Round trip of each request, from enqueue to its last reply (a pipelined
+  /// request counts once); requests that fail get no sample.
+  LatencyHistogram round_trip;
 };
 
 using ExecHandler = asio::any_completion_handler<void(error_code, std::vector<Reply>)>;
@@ -65,6 +71,10 @@ class Client {
   using MessageHandler = std::function<void(std::string_view channel, std::string_view payload)>;
   /// Called on the executor when the server confirms a subscription.
   using SubscribedHandler = std::function<void(std::string_view channel)>;
+  /// Role::subscriber: called on the executor when the server refuses a
+  /// command that has no caller to tell (SUBSCRIBE without channel
+  /// permission: NOPERM). The connection stays up.
+  using ErrorReplyHandler = std::function<void(const Error& error)>;
 
   Client(executor_type executor, RedisOptions options, Role role = Role::commands);
   /// Closes the connection; pending requests complete with errc::stopped.
@@ -83,6 +93,10 @@ class Client {
   /// Why the last connection attempt or connection failed (never a password).
   const Error& last_error() const noexcept;
   const ClientStats& stats() const noexcept;
+  /// When the last non-error reply arrived (any reply, health checks
+  /// included), or nullopt before the first. Unlike the rest of the Client,
+  /// callable from any thread: it is one atomic load.
+  std::optional<std::chrono::steady_clock::time_point> last_reply_at() const noexcept;
   const RedisOptions& options() const noexcept;
 
   void on_state(StateHandler handler);
@@ -124,6 +138,7 @@ class Client {
   void unsubscribe(const std::vector<std::string>& channels);
   void on_message(MessageHandler handler);
   void on_subscribed(SubscribedHandler handler);
+  void on_error_reply(ErrorReplyHandler handler);
   /// Role::subscriber: true once the server confirmed every wanted channel
   /// on the current connection.
   bool subscribed() const noexcept;

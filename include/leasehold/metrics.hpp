@@ -1,0 +1,90 @@
+#pragma once
+// A point-in-time snapshot of what an Elector has done, per group and per
+// Redis connection, and its rendering in the Prometheus text exposition
+// format (version 0.0.4). Take a snapshot with Elector::metrics() or
+// Elector::async_metrics(); it is a plain value, safe to keep and copy.
+
+#include <leasehold/events.hpp>
+#include <leasehold/latency_histogram.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace leasehold {
+
+/// How many RevokeReason values there are (the size of demotion arrays).
+inline constexpr std::size_t revoke_reason_count = 7;
+
+/// One election group, as this instance saw it. Counters start at zero when
+/// the Elector is constructed and only grow.
+struct GroupMetrics {
+  std::string group;
+  bool leader = false;              ///< is_leader(group) at the snapshot
+  std::int64_t token = 0;           ///< fencing token of the current or last term; 0: never led
+  std::uint64_t terms_won = 0;      ///< terms begun (fresh acquisitions and re-claims)
+  std::uint64_t acquire_attempts = 0;  ///< acquire scripts sent
+  std::uint64_t acquire_errors = 0;    ///< acquire scripts that failed (error reply, timeout, lost connection)
+  std::uint64_t renewals_ok = 0;       ///< renew scripts that extended the lease
+  std::uint64_t renewals_failed = 0;   ///< renew scripts that did not (refused, error, timeout, lost connection)
+  /// Terms ended, indexed by RevokeReason (static_cast<std::size_t>(reason)).
+  std::array<std::uint64_t, revoke_reason_count> demotions{};
+  /// Total time this instance led the group, the current term included.
+  std::chrono::nanoseconds time_as_leader{0};
+  /// How late the current (or, if sent, the last) renewal of the current term
+  /// is against its schedule; zero when not leader. See Health::heartbeat_lag.
+  std::chrono::nanoseconds heartbeat_lag{0};
+
+  std::uint64_t demotions_for(RevokeReason reason) const noexcept {
+    return demotions[static_cast<std::size_t>(reason)];
+  }
+};
+
+/// One Redis connection of the elector: "commands" carries every lease
+/// script, "subscriber" receives release notices.
+struct ConnectionMetrics {
+  std::string name;                 ///< "commands" or "subscriber"
+  bool connected = false;
+  std::uint64_t connects = 0;       ///< successful handshakes
+  std::uint64_t reconnects = 0;     ///< successful handshakes after the first
+  std::uint64_t disconnects = 0;    ///< established connections that ended
+  std::uint64_t commands_sent = 0;
+  std::uint64_t timeouts = 0;       ///< commands, writes or health checks that outlived command_timeout
+  std::uint64_t protocol_errors = 0;
+  /// Request round trips, from enqueue to reply (commands connection only).
+  LatencyHistogram round_trip;
+  /// Age of the last non-error reply; nullopt before the first.
+  std::optional<std::chrono::nanoseconds> last_reply_age;
+};
+
+/// Everything one Elector exposes.
+struct Metrics {
+  std::string instance;             ///< the elector's instance id
+  std::vector<GroupMetrics> groups;  ///< every registered group, "default" first
+  ConnectionMetrics commands;
+  ConnectionMetrics subscriber;
+
+  /// The group's metrics, or nullptr if it is not registered.
+  const GroupMetrics* group(std::string_view name) const noexcept {
+    for (const auto& g : groups) {
+      if (g.group == name) return &g;
+    }
+    return nullptr;
+  }
+};
+
+/// Renders snapshots in the Prometheus text exposition format 0.0.4 (serve
+/// it with Content-Type "text/plain; version=0.0.4"). Every metric is named
+/// leasehold_..., carries an `instance` label (the instance id) and, per
+/// group, a `group` label or, per connection, a `connection` label. Several
+/// electors of one process render into one exposition, each family declared
+/// once. docs/operations.md lists the metrics.
+std::string to_prometheus(std::span<const Metrics> electors);
+std::string to_prometheus(const Metrics& elector);
+
+}  // namespace leasehold
