@@ -1,0 +1,346 @@
+// The `leasehold` operations CLI, run as a child process against a real
+// redis-server with electors of this test process campaigning on it.
+
+#include "support/command.hpp"
+#include "support/elector_fixture.hpp"
+#include "support/free_port.hpp"
+#include "support/io_helpers.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/json/src.hpp>  // header-only Boost.JSON, in this one translation unit
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifdef LEASEHOLD_CLI_BINARY
+
+namespace {
+
+namespace lh = leasehold;
+namespace json = boost::json;
+using lh::test::CommandResult;
+using lh::test::Fleet;
+using lh::test::RedisServer;
+using namespace std::chrono_literals;
+
+// Runs the CLI with `args`, keeping `fleet`'s electors running meanwhile.
+// LEASEHOLD_URL is removed unless `env` sets it.
+CommandResult cli(const std::vector<std::string>& args, Fleet* fleet = nullptr,
+                  std::vector<std::string> env = {"LEASEHOLD_URL"}) {
+  std::vector<std::string> argv{LEASEHOLD_CLI_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::function<void()> pump;
+  if (fleet != nullptr) pump = [fleet] { lh::test::step(fleet->io); };
+  return lh::test::run_command(argv, env, pump, 60s);
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// Two electors on "default" and "reports"; returns once both groups have a leader.
+struct Cluster {
+  explicit Cluster(const RedisServer& server) : fleet(server) {
+    for (const char* id : {"alpha", "beta"}) {
+      auto o = lh::test::fast_options(id);
+      o.groups = {"reports"};
+      fleet.add(o);
+    }
+    leader = fleet.wait_single_leader("default").value();
+    EXPECT_TRUE(fleet.wait_single_leader("reports").has_value());
+  }
+  std::string leader_id() { return fleet.at(leader).instance_id(); }
+  std::string standby_id() { return fleet.at(1 - leader).instance_id(); }
+
+  Fleet fleet;
+  std::size_t leader = 0;
+};
+
+// ---- help and usage -------------------------------------------------------
+
+TEST(Cli, HelpForEveryCommandExitsZero) {
+  auto r = cli({"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "Usage: leasehold")) << r.describe();
+  EXPECT_TRUE(contains(r.out, "Exit codes:")) << r.describe();
+  for (const std::string command : {"status", "watch", "step-down", "evict"}) {
+    r = cli({command, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << command << ": " << r.describe();
+    EXPECT_TRUE(contains(r.out, "Usage: leasehold " + command)) << r.describe();
+    r = cli({"help", command});
+    EXPECT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_TRUE(contains(r.out, "Usage: leasehold " + command)) << r.describe();
+  }
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {},                                       // no command
+           {"frobnicate"},                           // unknown command
+           {"status", "--bogus"},                    // unknown option
+           {"--json", "status"},                     // a command's option before the command
+           {"step-down", "default"},                 // no --as
+           {"step-down", "--as", "x"},               // no group
+           {"evict", "a", "b", "--force"},           // two groups
+           {"status", "bad:token"},                  // reserved group name
+           {"watch", "--duration", "soon"},          // bad duration
+           {"status", "--prefix", ""},               // empty prefix
+       }) {
+    const auto r = cli(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined << ": " << r.describe();
+    EXPECT_FALSE(r.err.empty()) << joined << ": " << r.describe();
+  }
+}
+
+TEST(Cli, BadUrlExitsTwoWithoutShowingThePassword) {
+  auto r = cli({"--url", "redis://ops:hunter2@127.0.0.1:notaport", "status"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "bad Redis URL from --url")) << r.describe();
+  EXPECT_FALSE(contains(r.out + r.err, "hunter2")) << r.describe();
+
+  r = cli({"status"}, nullptr, {"LEASEHOLD_URL=http://127.0.0.1"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "LEASEHOLD_URL")) << r.describe();
+}
+
+TEST(Cli, UnreachableServerExitsThree) {
+  const auto port = std::to_string(lh::test::free_port());
+  const auto r = cli({"--url", "redis://:hunter2@127.0.0.1:" + port, "status"});
+  EXPECT_EQ(r.exit_code, 3) << r.describe();
+  EXPECT_TRUE(contains(r.err, "cannot connect to Redis")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "redis://:***@127.0.0.1:" + port)) << r.describe();
+  EXPECT_FALSE(contains(r.out + r.err, "hunter2")) << r.describe();
+}
+
+TEST(Cli, WrongPasswordExitsThreeWithoutShowingIt) {
+  lh::test::RedisServerOptions options;
+  options.password = "right-pass";
+  RedisServer server(options);
+  const auto r = cli({"--url", "redis://:wrong-pass@127.0.0.1:" + std::to_string(server.port()), "status"});
+  EXPECT_EQ(r.exit_code, 3) << r.describe();
+  EXPECT_TRUE(contains(r.err, "authentication")) << r.describe();
+  EXPECT_FALSE(contains(r.out + r.err, "wrong-pass")) << r.describe();
+  EXPECT_FALSE(contains(r.out + r.err, "right-pass")) << r.describe();
+}
+
+// ---- status ---------------------------------------------------------------
+
+TEST(Cli, StatusTableListsEveryGroupWithItsHolder) {
+  RedisServer server;
+  Cluster c(server);
+  const auto r = cli({"--url", server.url(), "status"}, &c.fleet);
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto rows = lines(r.out);
+  ASSERT_EQ(rows.size(), 3u) << r.out;  // header, default, reports
+  EXPECT_TRUE(std::regex_search(rows[0], std::regex("^GROUP +HOLDER +TTL +TOKEN$"))) << rows[0];
+  const std::regex row("^(\\S+) +(\\S+) +([0-9]+\\.[0-9]{3}s) +([0-9]+)$");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(rows[1], m, row)) << rows[1];
+  EXPECT_EQ(m[1], "default");
+  EXPECT_EQ(m[2], c.leader_id());
+  EXPECT_GE(std::stoi(m[4]), 1);
+  ASSERT_TRUE(std::regex_match(rows[2], m, row)) << rows[2];
+  EXPECT_EQ(m[1], "reports");
+  // Aligned: every column starts where its header does.
+  for (const auto& l : rows) {
+    EXPECT_EQ(l.find_first_not_of(' ', rows[0].find("HOLDER")), rows[0].find("HOLDER")) << l;
+  }
+}
+
+TEST(Cli, StatusJsonParses) {
+  RedisServer server;
+  Cluster c(server);
+  const auto r = cli({"--url", server.url(), "status", "default", "nosuchgroup", "--json"}, &c.fleet);
+  EXPECT_EQ(r.exit_code, 1) << r.describe();  // nosuchgroup is not held
+  json::value doc;
+  ASSERT_NO_THROW(doc = json::parse(r.out)) << r.out;
+  EXPECT_EQ(doc.at("prefix").as_string(), "leader:");
+  const auto& groups = doc.at("groups").as_array();
+  ASSERT_EQ(groups.size(), 2u);
+  const auto& held = groups[0].as_object();
+  EXPECT_EQ(held.at("group").as_string(), "default");
+  EXPECT_EQ(held.at("key").as_string(), "leader:default");
+  EXPECT_TRUE(held.at("held").as_bool());
+  EXPECT_EQ(held.at("holder").as_string(), c.leader_id());
+  EXPECT_GT(held.at("ttl_ms").as_int64(), 0);
+  EXPECT_LE(held.at("ttl_ms").as_int64(), 1500);
+  EXPECT_GE(held.at("token").as_int64(), 1);
+  const auto& free = groups[1].as_object();
+  EXPECT_FALSE(free.at("held").as_bool());
+  EXPECT_TRUE(free.at("holder").is_null());
+  EXPECT_TRUE(free.at("ttl_ms").is_null());
+  EXPECT_EQ(free.at("token").as_int64(), 0);
+}
+
+TEST(Cli, StatusScanShowsLeaderlessGroupsByTheirTokenAndHonoursThePrefix) {
+  RedisServer server;
+  auto admin = server.admin();
+  admin.set("leader:orphan:token", "7");  // had leaders, has none now
+  admin.set("other:x", "y");              // another prefix
+  auto r = cli({"--url", server.url(), "status"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  const auto rows = lines(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_TRUE(std::regex_match(rows[1], std::regex("^orphan +- +- +7$"))) << rows[1];
+
+  r = cli({"--url", server.url(), "--prefix", "other:", "status", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  const auto doc = json::parse(r.out);
+  ASSERT_EQ(doc.at("groups").as_array().size(), 1u);
+  EXPECT_EQ(doc.at("groups").as_array()[0].at("holder").as_string(), "y");
+  EXPECT_EQ(doc.at("groups").as_array()[0].at("ttl_ms").as_int64(), -1);  // no TTL
+
+  r = cli({"--url", server.url(), "--prefix", "nothing:", "status"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.out, "no groups")) << r.describe();
+}
+
+TEST(Cli, UrlFromTheEnvironmentAndUnixSockets) {
+  lh::test::RedisServerOptions options;
+  options.unix_socket = true;
+  RedisServer server(options);
+  server.admin().set("leader:g", "someone");
+  auto r = cli({"status", "g"}, nullptr, {"LEASEHOLD_URL=" + server.url()});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "someone")) << r.describe();
+  r = cli({"--url", "unix://" + server.unix_path(), "status", "g"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "someone")) << r.describe();
+}
+
+// ---- step-down ------------------------------------------------------------
+
+TEST(Cli, StepDownHandsLeadershipToTheStandby) {
+  RedisServer server;
+  Cluster c(server);
+  auto admin = server.admin();
+
+  auto r = cli({"--url", server.url(), "step-down", "default", "--as", "not-the-holder"}, &c.fleet);
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.out, "held by " + c.leader_id())) << r.describe();
+  EXPECT_EQ(admin.get("leader:default"), c.leader_id());
+
+  r = cli({"--url", server.url(), "step-down", "default", "--as", c.leader_id()}, &c.fleet);
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "released leader:default")) << r.describe();
+  // The standby heard the release notice: it leads long before any TTL.
+  EXPECT_TRUE(lh::test::run_until(c.fleet.io, [&] { return admin.get("leader:default") == c.standby_id(); }, 5s));
+  EXPECT_TRUE(lh::test::run_until(c.fleet.io, [&] { return c.fleet.leaders() == std::vector{1 - c.leader}; }, 5s));
+}
+
+// ---- evict ----------------------------------------------------------------
+
+TEST(Cli, EvictRefusesWithoutForceAndWithoutConfirmation) {
+  RedisServer server;
+  auto admin = server.admin();
+  admin.set("leader:stuck", "ghost");
+  auto r = cli({"--url", server.url(), "evict", "stuck"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "--force")) << r.describe();
+  // stdin is /dev/null here: nobody to ask.
+  r = cli({"--url", server.url(), "evict", "stuck", "--force"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "--yes")) << r.describe();
+  EXPECT_EQ(admin.get("leader:stuck"), "ghost");
+}
+
+TEST(Cli, EvictRemovesAStaleLeaseSoThatTheGroupIsElected) {
+  RedisServer server;
+  auto admin = server.admin();
+  // A holder that died with a long lease blocks the group for a minute.
+  admin.call({"SET", "leader:stuck", "ghost", "PX", "60000"});
+  Fleet fleet(server);
+  auto o = lh::test::fast_options("alpha");
+  o.groups = {"stuck"};
+  fleet.add(o);
+  lh::test::run_for(fleet.io, 300ms);
+  ASSERT_TRUE(fleet.leaders("stuck").empty());
+
+  auto r = cli({"--url", server.url(), "evict", "stuck", "--force", "--yes"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "evicted leader:stuck held by ghost")) << r.describe();
+  EXPECT_NE(admin.get("leader:stuck"), "ghost");
+  EXPECT_TRUE(fleet.wait_single_leader("stuck", 5s).has_value());
+
+  r = cli({"--url", server.url(), "evict", "nosuchgroup", "--force", "--yes"});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.out, "nothing to evict")) << r.describe();
+}
+
+TEST(Cli, EvictRemovesAKeyThatIsNotALease) {
+  RedisServer server;
+  auto admin = server.admin();
+  admin.call({"HSET", "leader:weird", "f", "v"});
+  auto r = cli({"--url", server.url(), "status", "weird"});
+  EXPECT_EQ(r.exit_code, 3) << r.describe();
+  EXPECT_TRUE(contains(r.err, "WRONGTYPE")) << r.describe();
+  r = cli({"--url", server.url(), "evict", "weird", "--force", "--yes"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(admin.call({"EXISTS", "leader:weird"}).integer, 0);
+}
+
+// ---- watch ----------------------------------------------------------------
+
+TEST(Cli, WatchPrintsAReleaseAndTheTakeoverAndStopsOnSigint) {
+  RedisServer server;
+  Cluster c(server);
+  lh::test::Command watch({LEASEHOLD_CLI_BINARY, "--url", server.url(), "watch", "--interval", "200ms"},
+                          {"LEASEHOLD_URL"});
+  // Whether some line of the output matches `pattern`.
+  auto has = [&](const std::string& pattern) {
+    const std::regex re(pattern);
+    for (const auto& l : lines(watch.out())) {
+      if (std::regex_search(l, re)) return true;
+    }
+    return false;
+  };
+  const std::string ts = "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z";
+  ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return has("default  held  by " + c.leader_id()); }, 10s))
+      << watch.out() << watch.err();
+  EXPECT_TRUE(has("^" + ts + "  reports  held  by ")) << watch.out();
+
+  c.fleet.at(c.leader).step_down("default", [](lh::error_code) {});
+  ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return has("default  acquired  by " + c.standby_id()); }, 10s))
+      << watch.out() << watch.err();
+  EXPECT_TRUE(has("^" + ts + "  default  released  by " + c.leader_id() + " \\(release notice\\)")) << watch.out();
+
+  watch.signal(SIGINT);
+  const auto r = watch.wait(10s, [&] { lh::test::step(c.fleet.io); });
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+}
+
+TEST(Cli, WatchJsonLinesParseAndDurationEndsIt) {
+  RedisServer server;
+  server.admin().set("leader:g", "someone");
+  const auto r = cli({"--url", server.url(), "watch", "g", "--duration", "1s", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  const auto out = lines(r.out);
+  ASSERT_EQ(out.size(), 1u) << r.out;
+  const auto doc = json::parse(out[0]);
+  EXPECT_EQ(doc.at("group").as_string(), "g");
+  EXPECT_EQ(doc.at("event").as_string(), "held");
+  EXPECT_EQ(doc.at("holder").as_string(), "someone");
+  EXPECT_TRUE(doc.at("ttl_ms").is_int64());
+}
+
+TEST(Cli, WatchNeedsAReachableServer) {
+  const auto r = cli({"--url", "redis://127.0.0.1:" + std::to_string(lh::test::free_port()), "watch"});
+  EXPECT_EQ(r.exit_code, 3) << r.describe();
+}
+
+}  // namespace
+
+#endif  // LEASEHOLD_CLI_BINARY
