@@ -75,12 +75,12 @@ struct ScheduleOptions {
   /// `<lease key>:ticks`). Default: the rule, e.g. "every 1000ms" or
   /// "cron 0 * * * * utc"; give two schedules with the same rule in one group
   /// different names.
-  std::string name;
+  std::string name = {};
   /// The clock a cron expression is read in.
   TimeZone time_zone = TimeZone::utc;
   /// Where the work runs (on a strand of it). Default: the executor the
   /// elector was built on.
-  std::optional<boost::asio::any_io_executor> executor;
+  std::optional<boost::asio::any_io_executor> executor = {};
 };
 
 namespace detail {
