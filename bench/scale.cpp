@@ -2,7 +2,7 @@
 // ttl 5 s) against a private redis-server, measured over a steady window.
 //
 //   scale [--groups 10000] [--ttl-ms 5000] [--duration-s 45] [--settle-s 6]
-//         [--csv scale.csv]
+//         [--csv scale.csv] [--command-timeout-ms N]
 //
 // Reports client CPU (getrusage of this process, every thread, as % of one
 // core), resident memory per group (RSS growth from before the Elector was
@@ -13,6 +13,7 @@
 // Targets (reported, not asserted): <= 5% of a core, <= 1 KiB per group, no
 // missed renewal.
 
+#include "common/allocation_counter.hpp"
 #include "common/redis_info.hpp"
 #include "support/redis_server.hpp"
 #include "common/resource_usage.hpp"
@@ -48,6 +49,7 @@ struct Options {
   int duration_s = 45;
   int settle_s = 6;  // after the last election, so the start-up burst is not measured
   std::string csv = "scale.csv";
+  std::chrono::milliseconds command_timeout{0};  // 0: the library's default (raise it to profile under valgrind)
 };
 
 Options parse(int argc, char** argv) {
@@ -59,6 +61,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--duration-s") o.duration_s = std::stoi(value);
     else if (flag == "--settle-s") o.settle_s = std::stoi(value);
     else if (flag == "--csv") o.csv = value;
+    else if (flag == "--command-timeout-ms") o.command_timeout = std::chrono::milliseconds(std::stoi(value));
     else throw std::invalid_argument("unknown flag " + flag);
   }
   if (argc % 2 == 0) throw std::invalid_argument(std::string("missing value after ") + argv[argc - 1]);
@@ -110,6 +113,8 @@ struct AuditLog {
 
 int main(int argc, char** argv) try {
   const Options opt = parse(argc, argv);
+  // A mass revocation would log one warning per group; the table counts them.
+  lh::set_log_level(lh::LogLevel::error);
   lh::test::RedisServer server;
   auto admin = server.admin(5000ms);
 
@@ -126,12 +131,16 @@ int main(int argc, char** argv) try {
   std::map<std::string, int> revoke_reasons;
 
   const std::size_t rss_before = bench::resident_bytes();
+  const std::size_t heap_before = bench::heap_in_use_bytes();
   const double cpu_before = bench::process_cpu_seconds();
   const auto t_construct = Clock::now();
-  auto elector = std::make_unique<lh::Elector>(server.options(), options);  // standalone: own I/O thread
+  lh::RedisOptions redis = server.options();
+  redis.command_timeout = opt.command_timeout.count() > 0 ? opt.command_timeout : lh::RedisOptions{}.command_timeout;
+  auto elector = std::make_unique<lh::Elector>(redis, options);  // standalone: own I/O thread
   elector->on_lease_audit([&audit](const lh::LeaseAuditEvent& e) { audit.record(e); });
   elector->on_elected([&](const lh::ElectedEvent&) { ++elected; });
   elector->on_revoked([&](const lh::RevokedEvent& e) {
+    if (e.reason == lh::RevokeReason::stopped) return;  // the final stop, not a missed renewal
     ++revoked;
     std::lock_guard lock(reasons_mutex);
     ++revoke_reasons[std::string(lh::to_string(e.reason))];
@@ -146,6 +155,7 @@ int main(int argc, char** argv) try {
     throw std::runtime_error(fmt::format("only {} of {} groups elected within 120 s", elected.load(), total_groups));
   }
   const std::size_t rss_elected = bench::resident_bytes();
+  const std::size_t heap_elected = bench::heap_in_use_bytes();
   const double cpu_startup = bench::process_cpu_seconds() - cpu_before;
 
   std::this_thread::sleep_for(std::chrono::seconds(opt.settle_s));
@@ -154,6 +164,7 @@ int main(int argc, char** argv) try {
   // ---- the measured window ----
   const RedisSample redis0 = sample_redis(admin);
   const double cpu0 = bench::process_cpu_seconds();
+  const std::uint64_t allocations0 = bench::allocations();
   const auto t0 = Clock::now();
   audit.measuring = true;
   std::vector<double> cpu_per_second;  // client CPU % in each second, to show bursts
@@ -167,6 +178,7 @@ int main(int argc, char** argv) try {
   audit.measuring = false;
   const auto t1 = Clock::now();
   const double cpu1 = bench::process_cpu_seconds();
+  const std::uint64_t allocations1 = bench::allocations();
   const RedisSample redis1 = sample_redis(admin);
   const std::size_t rss_end = bench::resident_bytes();
 
@@ -196,6 +208,8 @@ int main(int argc, char** argv) try {
   t.add({"client CPU per second: p50 / max", fmt::format("{:.1f} / {:.1f} %", per_second.p50, per_second.max), ""});
   t.add({"client CPU per renewal", fmt::format("{:.1f} µs", (cpu1 - cpu0) * 1e6 / std::max(1.0, rate("pexpire") * wall)), ""});
   t.add({"RSS growth per group (to all elected)", fmt::format("{:.0f} B", bytes_per_group), "<= 1024"});
+  t.add({"heap in use per group (mallinfo2, to all elected)", fmt::format("{:.0f} B", static_cast<double>(heap_elected - heap_before) / static_cast<double>(total_groups)), ""});
+  t.add({"operator new calls per renewal", bench::fixed(static_cast<double>(allocations1 - allocations0) / std::max(1.0, rate("pexpire") * wall), 1), ""});
   t.add({"RSS growth per group (to end of window)", fmt::format("{:.0f} B", static_cast<double>(rss_end - rss_before) / static_cast<double>(total_groups)), ""});
   t.add({"Redis CPU (% of one core)", bench::fixed((redis1.cpu_s - redis0.cpu_s) / wall * 100, 2), ""});
   t.add({"EVALSHA per second (lease scripts)", bench::fixed(rate("evalsha"), 0), fmt::format("{:.0f} (groups / heartbeat)", static_cast<double>(total_groups) / heartbeat_s)});

@@ -1,5 +1,6 @@
 #include "common/resource_usage.hpp"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -19,6 +20,11 @@ std::size_t resident_bytes() {
   std::size_t total_pages = 0, resident_pages = 0;
   statm >> total_pages >> resident_pages;
   return resident_pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::size_t heap_in_use_bytes() {
+  const struct mallinfo2 m = ::mallinfo2();
+  return m.uordblks + m.hblkhd;
 }
 
 }  // namespace leasehold::bench

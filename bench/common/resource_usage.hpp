@@ -12,3 +12,11 @@ double process_cpu_seconds();
 std::size_t resident_bytes();
 
 }  // namespace leasehold::bench
+
+namespace leasehold::bench {
+
+/// Bytes malloc has handed out and not yet got back, over every arena
+/// (glibc mallinfo2: in-use chunks plus mmapped blocks).
+std::size_t heap_in_use_bytes();
+
+}  // namespace leasehold::bench
