@@ -1,0 +1,69 @@
+#pragma once
+// Helpers for the examples' ctests: run an example as a child process against
+// a harness redis-server and read the lines it prints.
+
+#include "support/process.hpp"
+#include "support/redis_server.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace example_test {
+
+/// Every line the process has written so far.
+inline std::vector<std::string> lines_of(const leasehold::test::Process& p) {
+  std::ifstream in(p.log_file());
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+/// Lines that start with `event ` (the examples print `event key=value...`).
+inline std::vector<std::string> events(const leasehold::test::Process& p, const std::string& event) {
+  std::vector<std::string> out;
+  for (auto& l : lines_of(p)) {
+    if (l.rfind(event + " ", 0) == 0) out.push_back(l);
+  }
+  return out;
+}
+
+/// The value of `key=` in a line ("" when absent).
+inline std::string field(const std::string& line, const std::string& key) {
+  std::istringstream in(line);
+  for (std::string word; in >> word;) {
+    if (word.rfind(key + "=", 0) == 0) return word.substr(key.size() + 1);
+  }
+  return {};
+}
+
+/// Polls `done` every 20 ms until it holds or `timeout` passes.
+inline bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+/// Starts the example binary with `args`, its output in <server dir>/<name>.log.
+inline leasehold::test::Process start(const leasehold::test::RedisServer& server, const std::string& name,
+                                      std::vector<std::string> args) {
+  args.insert(args.begin(), EXAMPLE_BINARY);
+  return leasehold::test::Process(std::move(args), server.dir() + "/" + name + ".log");
+}
+
+/// Everything a process printed, for failure messages.
+inline std::string dump(const leasehold::test::Process& p) {
+  std::string out;
+  for (auto& l : lines_of(p)) out += "  | " + l + "\n";
+  return out;
+}
+
+}  // namespace example_test
