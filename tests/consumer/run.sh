@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Proves that leasehold can be installed and consumed the three ways a user
+# would: builds and installs it into a fresh temporary prefix, then builds
+# tests/consumer/app.cpp
+#   1. as a CMake project with find_package(leasehold CONFIG REQUIRED),
+#      against that prefix only;
+#   2. as a CMake project that add_subdirectory()s the leasehold source tree;
+#   3. as one file compiled with `pkg-config --cflags --libs leasehold`;
+# and runs each against a private redis-server on a free loopback port (each
+# must lead and stop cleanly), plus the installed `leasehold` CLI.
+#
+#   tests/consumer/run.sh [BUILD_DIR]
+#
+# BUILD_DIR: an existing leasehold build directory to install from (only the
+# library and the CLI are rebuilt there); default: a fresh Release build in the
+# temporary directory. Everything else lives in a temporary directory that is
+# removed on exit, with the server, whatever happens. Exits 0 on success.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+jobs=${LEASEHOLD_JOBS:-2}
+work=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-consumer.XXXXXX")
+redis_pid=""
+
+cleanup() {
+  if [ -n "$redis_pid" ]; then
+    kill -9 "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step() { echo "== consumer: $*"; }
+fail() { echo "consumer test FAILED: $*" >&2; exit 1; }
+
+prefix=$work/prefix
+build=${1:-}
+if [ -n "$build" ]; then
+  [ -f "$build/CMakeCache.txt" ] || fail "$build is not a CMake build directory"
+  build=$(cd "$build" && pwd)
+  targets=leasehold
+  if cmake --build "$build" --target help | grep -q '^leasehold_cli:'; then targets="leasehold leasehold_cli"; fi
+  step "building $targets in $build"
+  # shellcheck disable=SC2086
+  cmake --build "$build" -j "$jobs" --target $targets
+else
+  build=$work/build
+  step "configuring a fresh build in $build"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$build" -j "$jobs"
+fi
+
+step "installing into $prefix"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+# The layout a user relies on. The prefix-relative libdir depends on the
+# platform (lib, lib64, lib/<triplet>), so look it up.
+pc=$(find "$prefix" -name leasehold.pc -path '*/pkgconfig/*' | head -n1)
+[ -n "$pc" ] || fail "no leasehold.pc installed"
+libdir=$(dirname "$(dirname "$pc")")
+for f in "$prefix/include/leasehold/leasehold.hpp" "$prefix/include/leasehold/redis/client.hpp" \
+         "$libdir/cmake/leasehold/leaseholdConfig.cmake" "$libdir/cmake/leasehold/leaseholdConfigVersion.cmake" \
+         "$libdir/cmake/leasehold/leaseholdTargets.cmake"; do
+  [ -e "$f" ] || fail "missing after install: ${f#"$prefix"/}"
+done
+ls "$libdir"/libleasehold.* >/dev/null 2>&1 || fail "no libleasehold in ${libdir#"$prefix"/}"
+
+step "consumer 1/3: find_package(leasehold CONFIG REQUIRED)"
+# Only the temporary prefix is searched: no package registry, no system copy.
+cmake -S "$root/tests/consumer" -B "$work/package" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DLEASEHOLD_CONSUMER_MODE=package -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF >"$work/package.log" \
+  || { cat "$work/package.log"; fail "configuring the package consumer"; }
+grep -q "leasehold 0*[0-9].* from $libdir/cmake/leasehold" "$work/package.log" \
+  || { cat "$work/package.log"; fail "find_package did not take leasehold from the temporary prefix"; }
+cmake --build "$work/package" -j "$jobs"
+
+step "consumer 2/3: add_subdirectory(leasehold source tree)"
+cmake -S "$root/tests/consumer" -B "$work/subdirectory" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DLEASEHOLD_CONSUMER_MODE=subdirectory -DLEASEHOLD_SOURCE_DIR="$root" >/dev/null
+cmake --build "$work/subdirectory" -j "$jobs" --target app
+
+step "consumer 3/3: pkg-config --cflags --libs leasehold"
+export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+[ "$(pkg-config --variable=prefix leasehold | xargs realpath)" = "$(realpath "$prefix")" ] \
+  || fail "leasehold.pc does not point at the prefix it was installed to"
+# shellcheck disable=SC2046
+${CXX:-c++} -Wall -Wextra -Wpedantic -Werror -O1 "$root/tests/consumer/app.cpp" -o "$work/app-pkgconfig" \
+  $(pkg-config --cflags --libs leasehold)
+
+step "starting a private redis-server"
+# Ready means answering as *our* process: a port taken by another server
+# makes ours exit, and that other server must not be mistaken for it.
+ours() { redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$redis_pid"; }
+for attempt in 1 2 3 4 5; do
+  port=$(( 20000 + RANDOM % 40000 ))
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+    --logfile "$work/redis.log" &
+  redis_pid=$!
+  for _ in $(seq 50); do
+    ours && break
+    kill -0 "$redis_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  ours && break
+  kill -9 "$redis_pid" 2>/dev/null || true
+  wait "$redis_pid" 2>/dev/null || true
+  redis_pid=""
+  [ "$attempt" = 5 ] && { cat "$work/redis.log" >&2 || true; fail "redis-server did not start"; }
+done
+url="redis://127.0.0.1:$port"
+
+for app in "$work/package/app" "$work/subdirectory/app" "$work/app-pkgconfig"; do
+  step "running ${app#"$work"/} against $url"
+  timeout 60 "$app" "$url" || fail "${app#"$work"/} exited with $?"
+done
+
+if grep -q '^LEASEHOLD_BUILD_TOOLS:BOOL=ON' "$build/CMakeCache.txt"; then
+  step "running the installed CLI"
+  [ -x "$prefix/bin/leasehold" ] || fail "missing after install: bin/leasehold"
+  "$prefix/bin/leasehold" --help >/dev/null || fail "leasehold --help"
+  rc=0
+  "$prefix/bin/leasehold" --url "$url" status consumer || rc=$?
+  # The consumers released their lease on stop: the group exists (its
+  # fencing counter) but nobody holds it.
+  [ "$rc" = 1 ] || fail "leasehold status: exit $rc, expected 1 (not held)"
+else
+  step "skipping the CLI: $build was configured with LEASEHOLD_BUILD_TOOLS=OFF"
+fi
+
+step "passed"
