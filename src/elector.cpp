@@ -149,6 +149,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     client_.preload(acquire_script());
     client_.preload(renew_script());
     client_.preload(release_script());
+    warn_about_timing(redis);
     // Not started yet, so nothing to begin: start() begins every group.
     for (const auto& g : default_and(options_.groups)) {
       registry_.insert(std::make_unique<GroupState>(g, options_, timing_, id_));
@@ -340,6 +341,17 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   static RedisOptions subscriber_options(RedisOptions o) {
     if (!o.client_name.empty()) o.client_name += "-sub";
     return o;
+  }
+
+  // Valid but risky: a renewal that times out only after the local deadline
+  // cannot be followed by a re-claim while the key is still ours.
+  void warn_about_timing(const RedisOptions& redis) const {
+    const auto room = options_.ttl - options_.effective_drift_margin() - options_.effective_heartbeat();
+    if (redis.command_timeout < room) return;
+    log(LogLevel::warning,
+        fmt::format("elector {}: command_timeout ({} ms) is not shorter than ttl - drift_margin - heartbeat_interval "
+                    "({} ms): a hung renewal is detected only after the lease is lost",
+                    id_, redis.command_timeout.count(), room.count()));
   }
 
   static ConnectionMetrics connection_metrics(std::string name, const redis::Client& c, TimePoint now) {

@@ -1,0 +1,199 @@
+// Runs leasehold_metrics_server as a process against a harness Redis,
+// scrapes /metrics over HTTP and parses it strictly, and checks the health
+// probes through an outage and a graceful SIGTERM.
+
+#include "support/prometheus_text.hpp"
+#include "support/process.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <csignal>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace prom = leasehold::test::prometheus;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct HttpReply {
+  unsigned status = 0;  ///< 0: no answer
+  std::string content_type;
+  std::string body;
+};
+
+HttpReply get(std::uint16_t port, const std::string& target) {
+  asio::io_context io;
+  HttpReply out;
+  auto fetch = [&]() -> asio::awaitable<void> {
+    beast::tcp_stream stream(io);
+    stream.expires_after(5s);  // bounds every step below
+    co_await stream.async_connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
+                                  asio::use_awaitable);
+    http::request<http::empty_body> request{http::verb::get, target, 11};
+    request.set(http::field::host, "127.0.0.1");
+    request.keep_alive(false);
+    co_await http::async_write(stream, request, asio::use_awaitable);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    co_await http::async_read(stream, buffer, response, asio::use_awaitable);
+    out.status = response.result_int();
+    out.content_type = std::string(response[http::field::content_type]);
+    out.body = response.body();
+  };
+  asio::co_spawn(io, fetch(), [](const std::exception_ptr&) {});
+  io.run();
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+template <typename Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
+  return done();
+}
+
+class MetricsServer {
+ public:
+  explicit MetricsServer(const leasehold::test::RedisServer& redis)
+      : log_(redis.dir() + "/metrics_server.log"),
+        process_({LEASEHOLD_METRICS_SERVER, "--url", redis.url(), "--listen", "127.0.0.1:0", "--id", "scrape-me",
+                  "--ttl", "1500", "--group", "reports"},
+                 log_) {
+    const std::regex listening(R"(listening on 127\.0\.0\.1:(\d+))");
+    std::smatch m;
+    std::string text;
+    if (!eventually([&] { return std::regex_search(text = read_file(log_), m, listening); }, 10s)) {
+      throw std::runtime_error("the metrics server did not start:\n" + read_file(log_));
+    }
+    port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+  }
+
+  std::uint16_t port() const { return port_; }
+  leasehold::test::Process& process() { return process_; }
+  std::string log() const { return read_file(log_); }
+
+ private:
+  std::string log_;
+  leasehold::test::Process process_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace
+
+TEST(MetricsServer, ServesAStrictExpositionAndHealthProbesAndReleasesOnSigterm) {
+  leasehold::test::RedisServerOptions options;
+  options.password = "Scrape-pw-7731";
+  leasehold::test::RedisServer redis(options);
+  MetricsServer server(redis);
+
+  // Scrape until both groups are led (one instance: it wins both).
+  HttpReply scrape;
+  prom::Exposition exposition;
+  const bool leads = eventually([&] {
+    scrape = get(server.port(), "/metrics");
+    if (scrape.status != 200) return false;
+    exposition = prom::parse(scrape.body);  // throws, failing the test, on any violation
+    return exposition.value("leasehold_is_leader", {{"group", "default"}}) == 1.0 &&
+           exposition.value("leasehold_is_leader", {{"group", "reports"}}) == 1.0;
+  }, 10s);
+  ASSERT_TRUE(leads) << scrape.status << "\n" << scrape.body << "\n" << server.log();
+  EXPECT_TRUE(scrape.content_type.starts_with("text/plain; version=0.0.4")) << scrape.content_type;
+  EXPECT_EQ(scrape.body.find(options.password), std::string::npos);
+
+  const std::vector<std::pair<std::string, std::string>> expected{
+      {"leasehold_is_leader", "gauge"},
+      {"leasehold_fencing_token", "gauge"},
+      {"leasehold_terms_won_total", "counter"},
+      {"leasehold_acquire_attempts_total", "counter"},
+      {"leasehold_acquire_errors_total", "counter"},
+      {"leasehold_renewals_total", "counter"},
+      {"leasehold_demotions_total", "counter"},
+      {"leasehold_leader_seconds_total", "counter"},
+      {"leasehold_heartbeat_lag_seconds", "gauge"},
+      {"leasehold_redis_connected", "gauge"},
+      {"leasehold_redis_reconnects_total", "counter"},
+      {"leasehold_redis_commands_total", "counter"},
+      {"leasehold_redis_timeouts_total", "counter"},
+      {"leasehold_redis_protocol_errors_total", "counter"},
+      {"leasehold_redis_last_reply_age_seconds", "gauge"},
+      {"leasehold_redis_command_duration_seconds", "histogram"},
+  };
+  for (const auto& [name, type] : expected) {
+    const auto* family = exposition.family(name);
+    ASSERT_NE(family, nullptr) << name;
+    EXPECT_EQ(family->type, type) << name;
+    EXPECT_FALSE(family->samples.empty()) << name;
+    for (const auto& sample : family->samples) EXPECT_EQ(sample.labels.at("instance"), "scrape-me") << name;
+  }
+  EXPECT_EQ(exposition.families.size(), expected.size()) << "no undocumented family";
+  EXPECT_GE(exposition.value("leasehold_terms_won_total", {{"group", "reports"}}), 1.0);
+  EXPECT_GE(exposition.value("leasehold_redis_command_duration_seconds_count", {{"connection", "commands"}}), 2.0);
+  EXPECT_EQ(exposition.value("leasehold_redis_connected", {{"connection", "subscriber"}}), 1.0);
+
+  // Renewals show up in a later scrape (heartbeat 500 ms).
+  EXPECT_TRUE(eventually([&] {
+    const auto again = prom::parse(get(server.port(), "/metrics").body);
+    return again.value("leasehold_renewals_total", {{"group", "default"}, {"result", "ok"}}) >= 1.0;
+  }, 5s));
+
+  auto live = get(server.port(), "/health/live");
+  EXPECT_EQ(live.status, 200u) << live.body;
+  EXPECT_EQ(live.body, "live\n");
+  auto ready = get(server.port(), "/health/ready");
+  EXPECT_EQ(ready.status, 200u) << ready.body;
+  EXPECT_EQ(get(server.port(), "/nothing-here").status, 404u);
+
+  // Redis stops answering: not ready (with the reason), still live, metrics
+  // still served.
+  redis.pause();
+  EXPECT_TRUE(eventually([&] { return (ready = get(server.port(), "/health/ready")).status == 503; }, 5s))
+      << ready.status << " " << ready.body;
+  EXPECT_TRUE(ready.body.starts_with("not ready: ")) << ready.body;
+  EXPECT_EQ(get(server.port(), "/health/live").status, 200u);
+  EXPECT_EQ(get(server.port(), "/metrics").status, 200u);
+  redis.resume();
+  EXPECT_TRUE(eventually([&] { return get(server.port(), "/health/ready").status == 200; }, 5s));
+  ASSERT_TRUE(eventually([&] {
+    const auto e = prom::parse(get(server.port(), "/metrics").body);
+    return e.value("leasehold_is_leader", {{"group", "default"}}) == 1.0;
+  }, 5s));
+
+  // SIGTERM: a graceful stop that releases the leases, exit status 0.
+  ASSERT_TRUE(server.process().signal(SIGTERM));
+  const auto status = server.process().wait_exit(5s);
+  ASSERT_TRUE(status) << "still running after SIGTERM\n" << server.log();
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << leasehold::test::describe_wait_status(*status);
+  auto admin = redis.admin();
+  EXPECT_FALSE(admin.get("leader:default")) << "released on stop";
+  EXPECT_FALSE(admin.get("leader:reports")) << "released on stop";
+}

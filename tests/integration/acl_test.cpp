@@ -1,0 +1,195 @@
+// The least-privilege ACL rule of docs/operations.md, read from the document
+// itself, applied verbatim to fresh servers: an elector running as that user
+// does everything it needs, and a missing permission is a clear NOPERM.
+
+#include <leasehold/leasehold.hpp>
+
+#include "support/elector_fixture.hpp"
+#include "support/redis_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace lh = leasehold;
+using lh::test::Fleet;
+using lh::test::fast_options;
+using lh::test::run_until;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The document states the user name and password placeholder of its rule.
+constexpr const char* user = "leasehold";
+constexpr const char* placeholder_password = "change-me";
+
+std::string operations_doc() {
+  const auto path = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "operations.md";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The one line of the document that starts with "ACL SETUSER leasehold ".
+std::string documented_rule() {
+  std::istringstream doc(operations_doc());
+  std::string line, found;
+  int count = 0;
+  while (std::getline(doc, line)) {
+    if (line.rfind("ACL SETUSER leasehold ", 0) == 0) {
+      found = line;
+      ++count;
+    }
+  }
+  if (count != 1) throw std::runtime_error("docs/operations.md must hold exactly one ACL SETUSER leasehold line");
+  return found;
+}
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+/// Applies the documented rule verbatim with ACL SETUSER on `server`.
+void apply_documented_rule(const lh::test::RedisServer& server) {
+  auto admin = server.admin();
+  const auto reply = admin.call(words(documented_rule()));
+  ASSERT_TRUE(reply.is_status() && reply.str == "OK") << lh::test::describe_reply(reply);
+}
+
+lh::RedisOptions as_leasehold_user(const lh::test::RedisServer& server) {
+  auto redis = server.options();
+  redis.username = user;
+  redis.password = placeholder_password;
+  return redis;
+}
+
+}  // namespace
+
+TEST(Acl, DocumentedRuleIsMinimalAndNamesEveryCommandLeaseholdSends) {
+  const auto rule = words(documented_rule());
+  ASSERT_GE(rule.size(), 4u);
+  EXPECT_EQ(rule[2], user);
+  EXPECT_EQ(rule[3], "reset") << "the rule starts from nothing, so it grants only what it lists";
+  for (const char* needed : {"~leader:*", "&leader:*:released", "+ping", "+select", "+client|setname",
+                             "+script|load", "+evalsha", "+eval", "+subscribe", "+unsubscribe", "+get", "+pttl",
+                             "+set", "+pexpire", "+incr", "+del", "+publish"}) {
+    EXPECT_NE(std::find(rule.begin(), rule.end(), needed), rule.end()) << needed;
+  }
+  for (const auto& w : rule) {
+    EXPECT_FALSE(w.starts_with("+@")) << "no command categories: " << w;
+    EXPECT_NE(w, "~*") << "no access to every key";
+    EXPECT_NE(w, "&*") << "no access to every channel";
+  }
+}
+
+TEST(Acl, ElectorRunsAsTheDocumentedUserLeadsHandsOverAndReleases) {
+  lh::test::RedisServer server;
+  apply_documented_rule(server);
+  auto redis = as_leasehold_user(server);
+  redis.database = 3;  // exercises SELECT as well
+  Fleet fleet(redis);
+  auto options = fast_options();
+  options.groups = {"reports"};
+  // Long enough that only a release notice explains a fast handover.
+  options.ttl = 3000ms;
+  options.retry_interval = 3000ms;
+  fleet.add(options);
+  fleet.add(options);
+  auto first = fleet.wait_single_leader();
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(fleet.wait_single_leader("reports"));
+  lh::test::run_for(fleet.io, 1200ms);  // renewals run too
+  ASSERT_TRUE(fleet.run_checking_single_leader(100ms));
+
+  // leader_of (GET, PTTL) works as this user.
+  std::optional<lh::LeaderInfo> info;
+  fleet.at(0).leader_of("default", [&](lh::error_code ec, lh::LeaderInfo i) {
+    EXPECT_FALSE(ec) << ec.message();
+    info = i;
+  });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return info.has_value(); }));
+  EXPECT_EQ(info->holder, fleet.at(*first).instance_id());
+
+  // Step-down hands over through the release notice (PUBLISH, SUBSCRIBE).
+  const auto before = std::chrono::steady_clock::now();
+  fleet.at(*first).step_down("default", [](lh::error_code ec) { EXPECT_FALSE(ec) << ec.message(); });
+  const std::size_t other = 1 - *first;
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.at(other).is_leader(); }, 3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 800ms) << "faster than a ttl or a poll";
+
+  // Stop releases every lease (DEL inside the release script).
+  fleet.stop_all();
+  auto admin = server.admin();
+  admin.call({"SELECT", "3"});
+  EXPECT_EQ(admin.call({"EXISTS", "leader:default", "leader:reports"}).integer, 0);
+  EXPECT_EQ(admin.call({"EXISTS", "leader:default:token", "leader:reports:token"}).integer, 2)
+      << "fencing counters never expire";
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    for (const auto& e : fleet.events(i).errors) ADD_FAILURE() << e.group << ": " << e.error.message();
+  }
+}
+
+TEST(Acl, DocumentedRuleWorksInAnAclFileLineToo) {
+  // The same rule as a `user` line of redis.conf (what the document says).
+  const std::string rule = documented_rule();
+  lh::test::RedisServerOptions server_options;
+  server_options.acl_users = {rule.substr(std::string("ACL SETUSER ").size())};
+  lh::test::RedisServer server(server_options);
+  Fleet fleet(as_leasehold_user(server));
+  auto& e = fleet.add();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }));
+  EXPECT_TRUE(fleet.events(0).errors.empty());
+}
+
+TEST(Acl, MissingCommandPermissionIsANoPermissionErrorEventNamingTheGroup) {
+  lh::test::RedisServer server;
+  apply_documented_rule(server);
+  // SET refused: the acquire script fails inside Redis.
+  server.admin().call({"ACL", "SETUSER", user, "-set"});
+  Fleet fleet(as_leasehold_user(server));
+  auto& e = fleet.add();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::no_permission); }, 5s));
+  const auto& errors = fleet.events(0).errors;
+  const auto it = std::find_if(errors.begin(), errors.end(),
+                               [](const lh::ErrorEvent& ev) { return ev.error.code == lh::errc::no_permission; });
+  EXPECT_EQ(it->group, "default");
+  EXPECT_NE(it->error.message().find("NOPERM"), std::string::npos) << it->error.message();
+  lh::test::run_for(fleet.io, 300ms);
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_GE(e.health().failing_groups, 1u);
+  EXPECT_FALSE(e.health().ready);
+}
+
+TEST(Acl, MissingKeyPatternIsANoPermissionErrorEvent) {
+  lh::test::RedisServer server;
+  apply_documented_rule(server);
+  Fleet fleet(as_leasehold_user(server));
+  auto options = fast_options();
+  options.key_prefix = "jobs:";  // outside the rule's ~leader:*
+  auto& e = fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::no_permission); }, 5s));
+  lh::test::run_for(fleet.io, 300ms);
+  EXPECT_FALSE(e.is_leader());
+}
+
+TEST(Acl, MissingChannelPermissionIsANoPermissionErrorEventAndFailoverFallsBackToPolling) {
+  lh::test::RedisServer server;
+  apply_documented_rule(server);
+  server.admin().call({"ACL", "SETUSER", user, "resetchannels"});
+  Fleet fleet(as_leasehold_user(server));
+  auto& e = fleet.add();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::no_permission); }, 5s));
+  const auto& errors = fleet.events(0).errors;
+  const auto it = std::find_if(errors.begin(), errors.end(),
+                               [](const lh::ErrorEvent& ev) { return ev.error.code == lh::errc::no_permission; });
+  EXPECT_TRUE(it->group.empty()) << "the subscription concerns the connection";
+  EXPECT_NE(it->error.message().find("channels"), std::string::npos) << it->error.message();
+  EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 3s)) << "the lease itself still works";
+}
