@@ -11,9 +11,16 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <regex>
+#include <tuple>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -38,6 +45,48 @@ CommandResult cli(const std::vector<std::string>& args, Fleet* fleet = nullptr,
   std::function<void()> pump;
   if (fleet != nullptr) pump = [fleet] { lh::test::step(fleet->io); };
   return lh::test::run_command(argv, env, pump, 60s);
+}
+
+// Runs the CLI on a pseudo-terminal (so that it may ask questions), typing
+// `input`; returns the exit code (-1 if it had to be killed) and what the
+// terminal showed.
+std::pair<int, std::string> cli_on_terminal(const std::vector<std::string>& args, const std::string& input) {
+  std::vector<std::string> argv{LEASEHOLD_CLI_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> ptrs;
+  for (auto& a : argv) ptrs.push_back(a.data());
+  ptrs.push_back(nullptr);
+  int master = -1;
+  int slave = -1;
+  if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) return {-1, "openpty failed"};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    ::dup2(slave, 0);
+    ::dup2(slave, 1);
+    ::dup2(slave, 2);
+    ::close_range(3, ~0U, 0);
+    ::execv(ptrs[0], ptrs.data());
+    ::_exit(127);
+  }
+  ::close(slave);
+  // Typed ahead: the terminal keeps it until the program reads its answer.
+  [[maybe_unused]] auto n = ::write(master, input.data(), input.size());
+  std::string shown;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{master, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buf[512];
+    const auto got = ::read(master, buf, sizeof buf);
+    if (got <= 0) break;  // EIO: the program exited and closed the terminal
+    shown.append(buf, static_cast<std::size_t>(got));
+  }
+  ::close(master);
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) == 0) ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, shown};
 }
 
 std::vector<std::string> lines(const std::string& text) {
@@ -255,6 +304,22 @@ TEST(Cli, EvictRefusesWithoutForceAndWithoutConfirmation) {
   EXPECT_EQ(r.exit_code, 2) << r.describe();
   EXPECT_TRUE(contains(r.err, "--yes")) << r.describe();
   EXPECT_EQ(admin.get("leader:stuck"), "ghost");
+}
+
+TEST(Cli, EvictAsksOnATerminal) {
+  RedisServer server;
+  auto admin = server.admin();
+  admin.set("leader:stuck", "ghost");
+  auto [code, shown] = cli_on_terminal({"--url", server.url(), "evict", "stuck", "--force"}, "n\n");
+  EXPECT_EQ(code, 1) << shown;
+  EXPECT_TRUE(contains(shown, "Delete leader:stuck held by ghost")) << shown;
+  EXPECT_TRUE(contains(shown, "not evicted")) << shown;
+  EXPECT_EQ(admin.get("leader:stuck"), "ghost");
+
+  std::tie(code, shown) = cli_on_terminal({"--url", server.url(), "evict", "stuck", "--force"}, "y\n");
+  EXPECT_EQ(code, 0) << shown;
+  EXPECT_TRUE(contains(shown, "evicted leader:stuck")) << shown;
+  EXPECT_FALSE(admin.get("leader:stuck").has_value());
 }
 
 TEST(Cli, EvictRemovesAStaleLeaseSoThatTheGroupIsElected) {
