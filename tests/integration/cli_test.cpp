@@ -11,18 +11,20 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <functional>
 #include <regex>
-#include <tuple>
-#include <utility>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #ifdef LEASEHOLD_CLI_BINARY
@@ -270,6 +272,17 @@ TEST(Cli, UrlFromTheEnvironmentAndUnixSockets) {
   EXPECT_TRUE(contains(r.out, "someone")) << r.describe();
 }
 
+TEST(Cli, TlsUrl) {
+  lh::test::RedisServerOptions options;
+  options.tls = true;
+  RedisServer server(options);
+  server.admin().set("leader:g", "someone");
+  ASSERT_TRUE(server.url().starts_with("rediss://")) << server.url();
+  const auto r = cli({"--url", server.url(), "status", "g"});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "someone")) << r.describe();
+}
+
 // ---- step-down ------------------------------------------------------------
 
 TEST(Cli, StepDownHandsLeadershipToTheStandby) {
@@ -385,6 +398,34 @@ TEST(Cli, WatchPrintsAReleaseAndTheTakeoverAndStopsOnSigint) {
   watch.signal(SIGINT);
   const auto r = watch.wait(10s, [&] { lh::test::step(c.fleet.io); });
   EXPECT_EQ(r.exit_code, 0) << r.describe();
+}
+
+TEST(Cli, WatchTellsExpiryDeletionAndTakeoverApart) {
+  RedisServer server;
+  auto admin = server.admin();
+  lh::test::Command watch({LEASEHOLD_CLI_BINARY, "--url", server.url(), "watch", "g", "--interval", "50ms"},
+                          {"LEASEHOLD_URL"});
+  auto shows = [&](const std::string& what) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!contains(watch.out(), what) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+    return contains(watch.out(), what);
+  };
+  ASSERT_TRUE(shows("g  vacant")) << watch.out() << watch.err();
+  admin.call({"SET", "leader:g", "short", "PX", "1000"});
+  EXPECT_TRUE(shows("g  acquired  by short")) << watch.out();
+  EXPECT_TRUE(shows("g  expired  lease of short ran out")) << watch.out();
+  admin.call({"SET", "leader:g", "first", "PX", "60000"});
+  EXPECT_TRUE(shows("g  acquired  by first")) << watch.out();
+  admin.call({"SET", "leader:g", "second", "PX", "60000"});
+  EXPECT_TRUE(shows("g  taken-over  by second from first")) << watch.out();
+  admin.call({"INCR", "leader:g:token"});
+  EXPECT_TRUE(shows("g  new-term  by second (token 1")) << watch.out();
+  admin.call({"DEL", "leader:g"});
+  EXPECT_TRUE(shows("g  deleted  lease of second removed before its expiry")) << watch.out();
+  watch.signal(SIGTERM);
+  EXPECT_EQ(watch.wait(10s).exit_code, 0);
 }
 
 TEST(Cli, WatchJsonLinesParseAndDurationEndsIt) {

@@ -15,6 +15,7 @@ constexpr std::string_view global_options = R"(Global options (anywhere on the l
   --prefix PREFIX  lease key prefix; a group's lease key is PREFIX + GROUP.
                    Default: leader:
   -h, --help       show help (also: leasehold help COMMAND)
+  --version        print the version
 )";
 
 constexpr std::string_view exit_codes = R"(Exit codes:
