@@ -5,8 +5,8 @@
 //   auto consume = [&](lh::Term term) -> asio::awaitable<void> {
 //     for (;;) co_await handle(co_await next_job(), term.token());
 //   };
-//   asio::co_spawn(...) or directly:
 //   lh::run_while_leader(elector, "consumer", consume, asio::detached);
+//   // in a coroutine: auto ec = co_await lh::run_while_leader(elector, "consumer", consume, asio::use_awaitable);
 //
 // Each time this instance becomes leader of `group`, `task` is called (with
 // the Term when it takes one) and its awaitable is run. When the term ends
