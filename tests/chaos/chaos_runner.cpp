@@ -154,10 +154,12 @@ class ChaosRun {
     }
     if (interrupted != 0) fmt::print("interrupted: checking what ran so far\n");
     const int status = verdict();
+    // A directory the user named is theirs; ours is kept only to be looked at.
+    const bool remove = status == 0 && !args_.keep && args_.work_dir.empty();
     fmt::print("wall time {:.1f} s; member output in {}{}\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), dir_,
-               status == 0 && !args_.keep ? " (removed)" : "");
-    if (status == 0 && !args_.keep && args_.work_dir.empty()) std::filesystem::remove_all(dir_);
+               remove ? " (removed)" : "");
+    if (remove) std::filesystem::remove_all(dir_);
     return status;
   }
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# CI entry point for chaos testing, about a minute of it: a fixed seed and a
+# random one (printed, so a failure can be replayed) against the safe build,
+# then the checker's self-test (tests/chaos/selftest.sh).
+#
+# It reuses the build directory of the test command (build/release, with its
+# cached options) and only builds the two targets it needs; set
+# LEASEHOLD_CHAOS_BUILD to use another one (it is configured if missing).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${LEASEHOLD_CHAOS_BUILD:-$root/build/release}
+duration=${LEASEHOLD_CHAOS_DURATION:-15}
+jobs=${LEASEHOLD_JOBS:-2}
+start=$(date +%s)
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_WERROR=ON \
+    -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
+fi
+cmake --build "$build" -j "$jobs" --target leasehold_chaos leasehold_member
+runner="$build/tests/chaos/leasehold_chaos"
+
+echo "== chaos: fixed seed"
+"$runner" --seed 20261202 --duration "$duration"
+
+seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+echo "== chaos: random seed $seed (replay: $runner --seed $seed --duration $duration)"
+"$runner" --seed "$seed" --duration "$duration"
+
+echo "== chaos: checker self-test"
+LEASEHOLD_CHAOS_BUILD="$build" LEASEHOLD_JOBS="$jobs" "$root/tests/chaos/selftest.sh"
+
+echo "== chaos passed in $(( $(date +%s) - start )) s"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The chaos checker's self-test: a checker that never fails proves nothing.
+#
+# Builds a second copy of leasehold_member in build/unsafe with
+# LEASEHOLD_UNSAFE_DEADLINE_FROM_REPLY=ON (leases measured from the reply
+# instead of the send instant), runs the delayed-replies scenario against it
+# and EXPECTS the run to fail with overlaps; then runs the very same schedule
+# (same seed) against the safe member and expects it to pass.
+# Exits 0 only if both happen.
+#
+# Environment: LEASEHOLD_CHAOS_BUILD (safe build dir, default build/release,
+# configured here if missing), LEASEHOLD_UNSAFE_BUILD (default build/unsafe),
+# LEASEHOLD_SELFTEST_SEED (default 7), LEASEHOLD_SELFTEST_DURATION (s, default 8),
+# LEASEHOLD_JOBS (default 2).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+safe=${LEASEHOLD_CHAOS_BUILD:-$root/build/release}
+unsafe=${LEASEHOLD_UNSAFE_BUILD:-$root/build/unsafe}
+seed=${LEASEHOLD_SELFTEST_SEED:-7}
+duration=${LEASEHOLD_SELFTEST_DURATION:-8}
+jobs=${LEASEHOLD_JOBS:-2}
+common=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF)
+
+if [ ! -f "$safe/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$safe" "${common[@]}" >/dev/null
+fi
+cmake --build "$safe" -j "$jobs" --target leasehold_chaos leasehold_member
+cmake -S "$root" -B "$unsafe" "${common[@]}" -DLEASEHOLD_UNSAFE_DEADLINE_FROM_REPLY=ON >/dev/null 2>&1
+cmake --build "$unsafe" -j "$jobs" --target leasehold_member
+
+runner=("$safe/tests/chaos/leasehold_chaos" --seed "$seed" --duration "$duration" --scenario delayed-replies)
+log=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-selftest-XXXXXX")
+trap 'rm -rf "$log"' EXIT
+mkdir "$log/unsafe" "$log/safe"  # member output of each run, removed with $log
+
+echo "== self-test 1/2: the broken build (deadline from the reply) must fail with overlaps"
+set +e
+"${runner[@]}" --member "$unsafe/tests/fleet/leasehold_member" --work-dir "$log/unsafe" >"$log/unsafe.txt" 2>&1
+unsafe_status=$?
+"${runner[@]}" --work-dir "$log/safe" >"$log/safe.txt" 2>&1
+safe_status=$?
+set -e
+grep -E '^(OVERLAP|RESULT|seed )' "$log/unsafe.txt" | head -n 12 || true
+
+echo "== self-test 2/2: the safe build must pass the same schedule (seed $seed)"
+grep -E '^(OVERLAP|LATE|GAP|ORDER|CRASH|STOP|RUNNER|RESULT|seed )' "$log/safe.txt" || true
+
+result=0
+if [ "$unsafe_status" -eq 0 ] || ! grep -qE '^RESULT: FAIL overlaps=[1-9]' "$log/unsafe.txt"; then
+  echo "SELF-TEST FAILED: the broken build was not caught (exit $unsafe_status); its output:"
+  cat "$log/unsafe.txt"
+  result=1
+fi
+if [ "$safe_status" -ne 0 ]; then
+  echo "SELF-TEST FAILED: the safe build did not pass the same schedule (exit $safe_status); its output:"
+  cat "$log/safe.txt"
+  result=1
+fi
+if [ "$result" -eq 0 ]; then
+  echo "SELF-TEST PASSED: the checker caught the broken build ($(grep -oE 'overlaps=[0-9]+' "$log/unsafe.txt")) and the safe build passed the same schedule"
+fi
+exit "$result"
