@@ -1,4 +1,4 @@
-// leasehold_metrics_server: one Elector and a small HTTP server beside it on
+// metrics_server: one Elector and a small HTTP server beside it on
 // the same io_context, serving
 //
 //   GET /metrics        Prometheus text format 0.0.4 (Elector::async_metrics)
@@ -6,7 +6,7 @@
 //   GET /health/ready   200 "ready", or 503 with the reason (readiness probe)
 //
 // Usage:
-//   leasehold_metrics_server [--url URL] [--listen HOST:PORT] [--id ID]
+//   metrics_server [--url URL] [--listen HOST:PORT] [--id ID]
 //                            [--ttl MS] [--group NAME]...
 // Defaults: $LEASEHOLD_URL or redis://127.0.0.1:6379, 127.0.0.1:9464.
 // Port 0 picks a free port. Prints "listening on HOST:PORT" once it accepts.
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     io.run();
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "leasehold_metrics_server: %s\n", e.what());
+    std::fprintf(stderr, "metrics_server: %s\n", e.what());
     return 2;
   }
 }

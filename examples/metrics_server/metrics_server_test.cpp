@@ -1,4 +1,4 @@
-// Runs leasehold_metrics_server as a process against a harness Redis,
+// Runs the metrics_server example as a process against a harness Redis,
 // scrapes /metrics over HTTP and parses it strictly, and checks the health
 // probes through an outage and a graceful SIGTERM.
 
@@ -86,7 +86,7 @@ class MetricsServer {
  public:
   explicit MetricsServer(const leasehold::test::RedisServer& redis)
       : log_(redis.dir() + "/metrics_server.log"),
-        process_({LEASEHOLD_METRICS_SERVER, "--url", redis.url(), "--listen", "127.0.0.1:0", "--id", "scrape-me",
+        process_({EXAMPLE_BINARY, "--url", redis.url(), "--listen", "127.0.0.1:0", "--id", "scrape-me",
                   "--ttl", "1500", "--group", "reports"},
                  log_) {
     const std::regex listening(R"(listening on 127\.0\.0\.1:(\d+))");

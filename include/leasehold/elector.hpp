@@ -17,9 +17,23 @@
 //    separate callback thread; a non-Asio program calls start(), is_leader()
 //    and stop() only.
 //
-// Thread safety: is_leader(), group(), Group::is_leader(), start(), stop() and
-// every async operation may be called from any thread.
-
+// Thread safety: is_leader(), group(), Group::is_leader(), start(), stop(),
+// health(), metrics() and every async operation may be called from any
+// thread.
+//
+// Asynchronous operations follow Asio's completion-token model (callbacks,
+// use_awaitable, deferred, use_future, ...). Unless an operation says
+// otherwise, its handler runs on the handler's associated executor, by
+// default the elector's strand; it is never invoked inside the initiating
+// call. Arguments are copied before the initiating call returns; the Elector
+// itself must outlive the call that initiates an operation (not the
+// operation: destroying or stopping the Elector completes pending operations
+// with errc::stopped, in executor mode when the executor next runs).
+//
+// Lifetime in executor mode: the io_context (or other execution context)
+// behind the executor must outlive the Elector, and must keep running for
+// renewals to happen: a leader whose executor stops running loses
+// is_leader() at its local deadline.
 #include <leasehold/elector_options.hpp>
 #include <leasehold/error.hpp>
 #include <leasehold/events.hpp>
@@ -122,9 +136,14 @@ class Elector {
   using ErrorHandler = std::function<void(const ErrorEvent&)>;
   using AuditHandler = std::function<void(const LeaseAuditEvent&)>;
 
-  /// Executor mode. Throws std::invalid_argument for invalid options.
+  /// Executor mode: all elector work runs on a strand of `executor`, and
+  /// event callbacks are posted to (another strand of) `executor`. Throws
+  /// std::invalid_argument, naming the field, for invalid options. Connects
+  /// nothing until start().
   Elector(executor_type executor, RedisOptions redis, ElectorOptions options = {});
-  /// Standalone mode: owns its I/O thread and callback thread.
+  /// Standalone mode: owns an I/O thread (the elector's work) and a callback
+  /// thread (event callbacks), both started here. Throws like the other
+  /// constructor.
   explicit Elector(RedisOptions redis, ElectorOptions options = {});
   /// Safe at any point. Standalone mode: stops (releasing leases, bounded by
   /// stop_timeout) and joins its threads. Executor mode: if still running,
@@ -133,11 +152,18 @@ class Elector {
   Elector(const Elector&) = delete;
   Elector& operator=(const Elector&) = delete;
 
+  /// The strand that runs the elector's work (and, by default, completion
+  /// handlers). Posting blocking work to it stalls renewals.
   executor_type get_executor() const noexcept;
+  /// The id stored as the lease value (options().instance_id or the default).
   const std::string& instance_id() const noexcept;
+  /// The validated options.
   const ElectorOptions& options() const noexcept;
 
-  /// Connects and campaigns for every registered group. Idempotent.
+  /// Connects and campaigns for every registered group. Returns at once;
+  /// connection problems are reported through on_error() and the log, and
+  /// retried with backoff. Idempotent; no effect once stop() has begun (a
+  /// stopped Elector cannot be restarted: make a new one).
   void start();
 
   /// Local view: true only while this instance's lease on `group` is
@@ -147,12 +173,20 @@ class Elector {
   bool is_leader(std::string_view group = "default") const noexcept;
 
   /// Registers `name` (campaigning at once if started) and returns a handle
-  /// for fast is_leader() checks. Throws std::invalid_argument for a bad name.
+  /// for fast is_leader() checks. Registering a group twice returns a handle
+  /// to the same group. Groups are never unregistered. Throws
+  /// std::invalid_argument for a bad name.
   Group group(std::string_view name);
 
-  /// Event callbacks, posted to the callback executor (never run on the
-  /// renewal path). Set them before start(); elected and revoked alternate
-  /// per group, exactly once per term.
+  /// Event callbacks, posted to the callback executor (executor mode: a
+  /// strand of the elector's executor; standalone mode: the callback thread),
+  /// one at a time, never on the renewal path, so a slow callback delays
+  /// other callbacks but not renewals. Elected and revoked alternate per
+  /// group, exactly once per term; by the time a callback runs the state may
+  /// have moved on (check is_leader() or the Term for the current truth).
+  /// Set them before start() to see every event; replacing one is
+  /// thread-safe and affects events emitted afterwards. An exception from a
+  /// callback is logged and dropped.
   void on_elected(ElectedHandler handler);
   void on_revoked(RevokedHandler handler);
   void on_leader_changed(LeaderChangedHandler handler);
@@ -168,7 +202,10 @@ class Elector {
   /// Runs a Lua script on the elector's Redis connection (for extensions that
   /// keep state beside a lease, such as the scheduler's once-per-tick record).
   /// Handler: void(error_code, redis::Reply); server errors are classified as
-  /// in redis::Client::async_eval. `script` must outlive the operation.
+  /// in redis::Client::async_eval; errc::not_connected while disconnected.
+  /// `script` must outlive the operation. Cancellation (any type) resets the
+  /// elector's connection, since the script's outcome is then unknown, which
+  /// demotes every group: avoid cancelling it.
   template <typename CompletionToken = boost::asio::deferred_t>
   auto async_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   CompletionToken&& token = {}) {
@@ -182,11 +219,13 @@ class Elector {
   /// The Redis key of `group`'s lease (key_prefix + group).
   std::string key_of(std::string_view group) const { return options().key_prefix + std::string(group); }
 
-  /// Completes once this instance leads `group` (registering it if needed).
-  /// Handler: void(error_code, Term). Fails with errc::stopped when the
-  /// elector stops, errc::invalid_argument for a bad group name. Cancellation
-  /// (any type) completes it with operation_aborted. Runs on the handler's
-  /// associated executor (default: the elector's).
+  /// Completes once this instance leads `group` (registering it if needed;
+  /// at once if it leads already). Handler: void(error_code, Term). Fails
+  /// with errc::stopped when the elector stops, errc::invalid_argument for a
+  /// bad group name. Cancellation (any type) completes it with
+  /// operation_aborted and leaves the campaign running. Runs on the
+  /// handler's associated executor (default: the elector's). Before start(),
+  /// it waits for start().
   template <typename CompletionToken = boost::asio::deferred_t>
   auto acquire(std::string_view group, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(error_code, Term)>(
@@ -197,8 +236,12 @@ class Elector {
   }
 
   /// Releases `group`'s lease if held (standbys take over at once) and does
-  /// not campaign for it during step_down_hold_off. Completes when the
-  /// release is confirmed or failed. Handler: void(error_code).
+  /// not campaign for it during step_down_hold_off; then campaigns again.
+  /// Handler: void(error_code); completes when the release is confirmed or
+  /// has failed (a failed release still ends the term locally; the key then
+  /// expires after ttl), with errc::invalid_argument for a group that was
+  /// never registered, errc::stopped if the elector stops first. Not
+  /// cancellable. Runs on the handler's associated executor.
   template <typename CompletionToken = boost::asio::deferred_t>
   auto step_down(std::string_view group, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(error_code)>(
@@ -208,8 +251,11 @@ class Elector {
         token, std::string(group));
   }
 
-  /// Releases every lease held and stops campaigning; bounded by
-  /// stop_timeout. Idempotent. Handler: void(error_code).
+  /// Releases every lease held, stops campaigning and closes the
+  /// connections; bounded by stop_timeout (leases not released by then
+  /// expire after ttl). Idempotent: later calls complete once the first has
+  /// finished. Handler: void(error_code), always success. Not cancellable.
+  /// Runs on the handler's associated executor.
   template <typename CompletionToken>
   auto stop(CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void(error_code)>(
@@ -218,7 +264,12 @@ class Elector {
   /// See StopOperation: `co_await elector.stop()` or `elector.stop();`.
   StopOperation stop() { return StopOperation(*this); }
 
-  /// Asks Redis who holds `group` now. Handler: void(error_code, LeaderInfo).
+  /// Asks Redis who holds `group` now (GET and PTTL of the lease key, GET of
+  /// the fencing counter, in one round trip); the group need not be
+  /// registered. Handler: void(error_code, LeaderInfo); errc::invalid_argument
+  /// for a bad name, errc::not_connected while disconnected, a classified
+  /// server error (for example errc::no_permission). Not cancellable;
+  /// bounded by command_timeout. Runs on the handler's associated executor.
   template <typename CompletionToken = boost::asio::deferred_t>
   auto leader_of(std::string_view group, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(error_code, LeaderInfo)>(

@@ -1,6 +1,8 @@
 #pragma once
 // How an Elector campaigns. Every field is validated when the Elector is
 // constructed; a bad value throws std::invalid_argument naming the field.
+// docs/configuration.md explains each field's trade-offs and the timing
+// invariants between them.
 
 #include <chrono>
 #include <optional>
@@ -12,28 +14,34 @@ namespace leasehold {
 
 struct ElectorOptions {
   /// Lease length: how long a crashed leader blocks its groups at most.
+  /// At least 100 ms.
   std::chrono::milliseconds ttl{5000};
   /// Leader's renewal period. Default: ttl / 3. Must be shorter than
   /// ttl - drift_margin, so that a renewal can land before the deadline.
   std::optional<std::chrono::milliseconds> heartbeat_interval;
   /// Standby polling bound (when release notices are unavailable) and the
-  /// delay before re-claiming after an error.
+  /// delay before re-claiming after an error. Greater than 0.
   std::chrono::milliseconds retry_interval{1000};
-  /// Key namespace: a group's lease key is key_prefix + group.
+  /// Key namespace: a group's lease key is key_prefix + group, its fencing
+  /// counter key_prefix + group + ":token", its release channel
+  /// key_prefix + group + ":released". 1 to 100 bytes, no control characters.
   std::string key_prefix = "leader:";
-  /// This instance's identity, stored as the lease value. Default: unique per
-  /// process (host name, pid and random bits).
+  /// This instance's identity, stored as the lease value; must be unique
+  /// among live processes. Default (empty): unique per process (host name,
+  /// pid and random bits). At most 256 bytes, no control characters.
   std::string instance_id;
-  /// Groups to campaign for besides "default".
+  /// Groups to campaign for besides "default"; each a valid group name.
   std::vector<std::string> groups;
-  /// Safety allowance subtracted from the local deadline. Default: 1% of ttl + 2 ms.
+  /// Safety allowance subtracted from the local deadline. Default: 1% of
+  /// ttl + 2 ms. At least 0 and less than ttl / 2.
   std::optional<std::chrono::milliseconds> drift_margin;
   /// After step_down(), this instance does not campaign for the group for this
-  /// long, so that a standby wins. Default: retry_interval.
+  /// long, so that a standby wins. Default: retry_interval. At least 0.
   std::optional<std::chrono::milliseconds> step_down_hold_off;
-  /// Bound on how long stop() waits for its releases.
+  /// Bound on how long stop() waits for its releases. Greater than 0.
   std::chrono::milliseconds stop_timeout{2000};
 
+  /// The values in effect once defaults are applied.
   std::chrono::milliseconds effective_heartbeat() const { return heartbeat_interval.value_or(ttl / 3); }
   std::chrono::milliseconds effective_drift_margin() const {
     return drift_margin.value_or(ttl / 100 + std::chrono::milliseconds(2));

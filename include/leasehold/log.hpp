@@ -1,6 +1,10 @@
 #pragma once
 // leasehold's log output: one process-wide sink with a level threshold.
-// Default: warnings and errors to stderr. Messages never contain passwords.
+// Default: warnings and errors to stderr, as "leasehold <level>: <message>".
+// Messages are complete sentences formatted with fmt; each names the elector
+// ("elector <instance id>: ...") and, when it concerns one, the group
+// ("group \"<name>\": ..."). They never contain passwords. docs/operations.md
+// lists what is logged at which level.
 
 #include <functional>
 #include <string_view>
@@ -12,7 +16,9 @@ enum class LogLevel { debug = 0, info = 1, warning = 2, error = 3, off = 4 };
 std::string_view to_string(LogLevel level) noexcept;
 
 /// Receives every message at or above the threshold; may be called from any
-/// of leasehold's threads, so it must be thread-safe.
+/// of leasehold's threads, concurrently, so it must be thread-safe. It runs
+/// on leasehold's I/O path: keep it fast (hand off to your logger's queue).
+/// It may call set_log_sink() and set_log_level().
 using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 
 /// Replaces the sink (nullptr restores the stderr default). Thread-safe.
@@ -21,7 +27,8 @@ void set_log_sink(LogSink sink);
 void set_log_level(LogLevel level) noexcept;
 LogLevel log_level() noexcept;
 
-/// Writes `message` to the sink if `level` passes the threshold.
+/// Writes `message` to the sink if `level` passes the threshold. Extensions
+/// may use it to log through the same sink.
 void log(LogLevel level, std::string_view message);
 
 }  // namespace leasehold

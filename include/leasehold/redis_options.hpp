@@ -1,5 +1,8 @@
 #pragma once
 // Where and how to reach Redis. Build one by hand or with from_url().
+// validate() runs when a Client or Elector is constructed; a bad value throws
+// std::invalid_argument naming the field. docs/configuration.md gives the
+// tuning advice.
 
 #include <chrono>
 #include <cstdint>
@@ -9,29 +12,36 @@
 
 namespace leasehold {
 
+/// TLS for the connection (rediss://). Needs a build with LEASEHOLD_TLS.
 struct TlsOptions {
-  bool enabled = false;
+  bool enabled = false;         ///< not together with RedisOptions::unix_socket
   std::string ca_file;          ///< PEM bundle to verify the server with; empty: system default paths
-  std::string cert_file;        ///< client certificate (PEM), for mutual TLS
-  std::string key_file;         ///< client private key (PEM)
+  std::string cert_file;        ///< client certificate (PEM), for mutual TLS; needs key_file
+  std::string key_file;         ///< client private key (PEM); needs cert_file
   std::string server_name;      ///< SNI and verification name; empty: the host
   bool verify_peer = true;      ///< never turn off in production
 };
 
 struct RedisOptions {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 6379;
+  std::string host = "127.0.0.1";  ///< name or address; must not be empty without unix_socket
+  std::uint16_t port = 6379;       ///< 1-65535
   std::string unix_socket;      ///< when set, host and port are ignored
-  int database = 0;
+  int database = 0;             ///< SELECTed on connect when not 0; at least 0
   std::string username;         ///< ACL user; empty: the default user
   std::string password;         ///< never printed by to_string(), logs or errors
   TlsOptions tls;
-  std::string client_name = "leasehold";  ///< CLIENT SETNAME; empty: skip
+  /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
+  /// ASCII without spaces; empty: skip.
+  std::string client_name = "leasehold";
 
+  /// Bound on one connection attempt (resolve, connect, TLS, handshake). > 0.
   std::chrono::milliseconds connect_timeout{2000};
+  /// Bound on each reply; on expiry the connection is reset, since the
+  /// command's outcome is unknown. > 0; keep it below
+  /// ttl - drift_margin - heartbeat_interval.
   std::chrono::milliseconds command_timeout{1000};
-  std::chrono::milliseconds reconnect_min{50};      ///< first reconnect delay
-  std::chrono::milliseconds reconnect_max{2000};    ///< backoff cap
+  std::chrono::milliseconds reconnect_min{50};      ///< first reconnect delay; > 0
+  std::chrono::milliseconds reconnect_max{2000};    ///< backoff cap; >= reconnect_min
   std::chrono::milliseconds health_check_interval{1000};  ///< idle PING period; 0 disables
 
   /// Parses redis://[user[:password]@]host[:port][/db][?options],
