@@ -12,9 +12,10 @@
 // call per group) and one Request of D commands. The two tools alternate run
 // by run so that a noisy neighbour hits both alike; the table shows medians.
 
-#include "support/redis_server.hpp"
+#include "common/resource_usage.hpp"
 #include "common/summary.hpp"
 #include "common/table.hpp"
+#include "support/redis_server.hpp"
 
 #include <leasehold/redis/client.hpp>
 
@@ -263,7 +264,7 @@ int main(int argc, char** argv) try {
               "ratio: latency rows < 1 and throughput rows > 1 favour leasehold\n\n%s\n%s",
               opt.runs, opt.requests, opt.pipelined_requests, table.text().c_str(), table.markdown().c_str());
   raw.write_csv(opt.csv);
-  std::printf("\nper-run values: %s\n", opt.csv.c_str());
+  std::printf("\nper-run values: %s\nload average at end: %s\n", opt.csv.c_str(), bench::load_average().c_str());
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "client_vs_redis_benchmark: %s\n", e.what());

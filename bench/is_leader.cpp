@@ -9,9 +9,9 @@
 // After Google Benchmark's own output a table gives each case's median CPU
 // time per call over the repetitions and its ratio to steady_clock::now().
 
-#include "support/redis_server.hpp"
 #include "common/summary.hpp"
 #include "common/table.hpp"
+#include "support/redis_server.hpp"
 
 #include <leasehold/leasehold.hpp>
 

@@ -15,10 +15,10 @@
 
 #include "common/allocation_counter.hpp"
 #include "common/redis_info.hpp"
-#include "support/redis_server.hpp"
 #include "common/resource_usage.hpp"
 #include "common/summary.hpp"
 #include "common/table.hpp"
+#include "support/redis_server.hpp"
 
 #include <leasehold/leasehold.hpp>
 
@@ -228,6 +228,7 @@ int main(int argc, char** argv) try {
   if (missed != 0) {
     for (const auto& [reason, n] : revoke_reasons) std::printf("revoked: %s x%d\n", reason.c_str(), n);
   }
+  std::printf("load average at end: %s\n", bench::load_average().c_str());
   std::printf("targets: client CPU %s, memory %s, missed renewals %s\n", client_cpu_pct <= 5 ? "MET" : "MISSED",
               bytes_per_group <= 1024 ? "MET" : "MISSED", missed == 0 ? "MET" : "MISSED");
   t.write_csv(opt.csv);

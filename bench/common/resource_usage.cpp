@@ -22,6 +22,13 @@ std::size_t resident_bytes() {
   return resident_pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 }
 
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 std::size_t heap_in_use_bytes() {
   const struct mallinfo2 m = ::mallinfo2();
   return m.uordblks + m.hblkhd;

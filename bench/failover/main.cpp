@@ -19,13 +19,14 @@
 // Prints tables (text and Markdown), writes CSV files and a timeline picture
 // of the median crash and hand-over rounds. Targets are reported, not asserted.
 
+#include "common/resource_usage.hpp"
+#include "common/summary.hpp"
+#include "common/table.hpp"
 #include "failover/fleet.hpp"
 #include "failover/scenarios.hpp"
 #include "failover/steady_load.hpp"
 #include "failover/timeline_plot.hpp"
 #include "support/redis_server.hpp"
-#include "common/summary.hpp"
-#include "common/table.hpp"
 
 #include <fmt/format.h>
 
@@ -201,9 +202,11 @@ int main(int argc, char** argv) try {
   ::signal(SIGPIPE, SIG_IGN);  // a member that died must not take the benchmark with it
   const Options o = parse(argc, argv);
   std::filesystem::create_directories(o.out_dir);
-  std::printf("failover benchmark: %d candidates, %d rounds, ttl %lld ms, heartbeat %lld ms, retry %lld ms\n",
+  std::printf("failover benchmark: %d candidates, %d rounds, ttl %lld ms, heartbeat %lld ms, retry %lld ms\n"
+              "load average at start: %s\n",
               o.candidates, o.rounds, static_cast<long long>(o.ttl.count()),
-              static_cast<long long>(o.heartbeat.count()), static_cast<long long>(o.retry.count()));
+              static_cast<long long>(o.heartbeat.count()), static_cast<long long>(o.retry.count()),
+              bench::load_average().c_str());
 
   std::vector<bench::HandOverRound> step_downs, stops;
   std::vector<bench::CrashRound> crashes;
@@ -255,7 +258,7 @@ int main(int argc, char** argv) try {
     Metric expiry{"crash", "lease expiry (PTTL) -> elected", "p99 <= 5 ms", {}, n};
     Metric bound{"crash", "last confirmed renewal sent + ttl -> elected", "(upper bound of the row above)", {}, n};
     Metric acquire{"crash", "lease expiry (PTTL) -> winning acquire sent", "", {}, n};
-    Metric left{"crash", "SIGKILL -> lease expiry (lease left)", fmt::format("in [ttl - heartbeat, ttl]"), {}, n};
+    Metric left{"crash", "SIGKILL -> lease expiry (lease left)", "in [ttl - heartbeat, ttl]", {}, n};
     for (const auto& r : crashes) {
       if (!r.ok) continue;
       kill.samples.push_back(r.kill_to_elected_ms());
@@ -329,6 +332,7 @@ int main(int argc, char** argv) try {
       std::printf("\ntimeline: %s.svg, %s.png\n", o.plot.c_str(), o.plot.c_str());
     }
   }
+  std::printf("load average at end: %s\n", bench::load_average().c_str());
   std::printf("CSV: %s/failover_summary.csv, failover_rounds.csv, failover_load.csv\n", o.out_dir.c_str());
   return 0;
 } catch (const std::exception& e) {

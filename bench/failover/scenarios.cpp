@@ -57,8 +57,7 @@ void Scenarios::fill_new_leader(std::int64_t after_ns, const Member* old, std::i
   }
 }
 
-void Scenarios::replace(Member& gone) {
-  (void)gone;
+void Scenarios::replace() {
   fleet_.spawn();
   std::this_thread::sleep_for(settle_time);
 }
@@ -97,7 +96,7 @@ HandOverRound Scenarios::stop_round() {
   r.ok = r.elected_ns != 0;
   if (!leader.process->wait_exit(3s)) leader.process->kill();
   leader.alive = false;
-  replace(leader);
+  replace();
   return r;
 }
 
@@ -151,7 +150,7 @@ CrashRound Scenarios::crash_round() {
   }
   fill_new_leader(r.kill_ns, &leader, r.new_sent_ns, r.new_began_ns, r.elected_ns, r.new_leader);
   r.ok = ours && r.elected_ns != 0;
-  replace(leader);
+  replace();
   return r;
 }
 

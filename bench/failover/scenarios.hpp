@@ -4,8 +4,6 @@
 
 #include "failover/fleet.hpp"
 
-#include <leasehold/redis_options.hpp>
-
 #include <cstdint>
 #include <random>
 #include <string>
@@ -68,7 +66,8 @@ class Scenarios {
   void random_phase();
   void fill_new_leader(std::int64_t after_ns, const Member* old, std::int64_t& sent, std::int64_t& began,
                        std::int64_t& elected, std::string& id);
-  void replace(Member& gone);
+  /// Starts a fresh member in place of one that is gone, and lets it settle.
+  void replace();
 
   Fleet& fleet_;
   test::AdminClient& admin_;

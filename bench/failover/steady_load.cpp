@@ -1,7 +1,7 @@
 #include "failover/steady_load.hpp"
 
-#include "failover/fleet.hpp"
 #include "common/redis_info.hpp"
+#include "failover/fleet.hpp"
 #include "support/redis_server.hpp"
 
 #include <fmt/format.h>

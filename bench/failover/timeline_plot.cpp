@@ -84,6 +84,7 @@ bool plot_timeline(const std::vector<TimelinePanel>& panels, const std::string& 
       std::fprintf(stderr, "gnuplot failed; see %s.gnuplot.log\n", prefix.c_str());
       return false;
     }
+    std::remove((prefix + ".gnuplot.log").c_str());  // only kept when it says why gnuplot failed
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cannot run gnuplot (apt-get install gnuplot-nox): %s\n", e.what());
     return false;
