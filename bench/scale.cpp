@@ -2,7 +2,7 @@
 // ttl 5 s) against a private redis-server, measured over a steady window.
 //
 //   scale [--groups 10000] [--ttl-ms 5000] [--duration-s 45] [--settle-s 6]
-//         [--csv scale.csv] [--command-timeout-ms N]
+//         [--csv scale.csv] [--command-timeout-ms N] [--stagger-ms N]
 //
 // Reports client CPU (getrusage of this process, every thread, as % of one
 // core), resident memory per group (RSS growth from before the Elector was
@@ -50,6 +50,10 @@ struct Options {
   int settle_s = 6;  // after the last election, so the start-up burst is not measured
   std::string csv = "scale.csv";
   std::chrono::milliseconds command_timeout{0};  // 0: the library's default (raise it to profile under valgrind)
+  // 0: every group in ElectorOptions::groups (all start together). N: groups
+  // registered with Elector::group() spread over N ms after start(), so that
+  // their renewals are spread over the heartbeat instead of in one burst.
+  std::chrono::milliseconds stagger{0};
 };
 
 Options parse(int argc, char** argv) {
@@ -61,6 +65,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--duration-s") o.duration_s = std::stoi(value);
     else if (flag == "--settle-s") o.settle_s = std::stoi(value);
     else if (flag == "--csv") o.csv = value;
+    else if (flag == "--stagger-ms") o.stagger = std::chrono::milliseconds(std::stoi(value));
     else if (flag == "--command-timeout-ms") o.command_timeout = std::chrono::milliseconds(std::stoi(value));
     else throw std::invalid_argument("unknown flag " + flag);
   }
@@ -120,7 +125,9 @@ int main(int argc, char** argv) try {
 
   lh::ElectorOptions options;
   options.ttl = opt.ttl;
-  for (int i = 0; i < opt.groups; ++i) options.groups.push_back(fmt::format("group-{:06}", i));
+  std::vector<std::string> names;
+  for (int i = 0; i < opt.groups; ++i) names.push_back(fmt::format("group-{:06}", i));
+  if (opt.stagger.count() == 0) options.groups = names;
   const auto total_groups = static_cast<std::uint64_t>(opt.groups) + 1;  // + "default"
   const double heartbeat_s = std::chrono::duration<double>(options.effective_heartbeat()).count();
 
@@ -147,6 +154,14 @@ int main(int argc, char** argv) try {
   });
   elector->on_error([&](const lh::ErrorEvent&) { ++errors; });
   elector->start();
+  if (opt.stagger.count() > 0) {
+    // Registering a group after start() campaigns for it at once.
+    const auto begin = Clock::now();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      std::this_thread::sleep_until(begin + opt.stagger * static_cast<long>(i) / static_cast<long>(names.size()));
+      elector->group(names[i]);
+    }
+  }
 
   const auto elect_bound = Clock::now() + 120s;
   while (elected.load() < total_groups && Clock::now() < elect_bound) std::this_thread::sleep_for(10ms);
@@ -222,8 +237,9 @@ int main(int argc, char** argv) try {
   t.add({"error events", std::to_string(errors.load()), "0"});
   t.add({"graceful stop (release every lease)", fmt::format("{:.0f} ms", stop_ms), ""});
 
-  std::printf("scale run: one Elector, %llu groups, ttl %lld ms, %.1f s window\n\n%s\n%s",
+  std::printf("scale run: one Elector, %llu groups, ttl %lld ms, %.1f s window%s\n\n%s\n%s",
               static_cast<unsigned long long>(total_groups), static_cast<long long>(opt.ttl.count()), wall,
+              opt.stagger.count() > 0 ? fmt::format(", groups registered over {} ms", opt.stagger.count()).c_str() : "",
               t.text().c_str(), t.markdown().c_str());
   if (missed != 0) {
     for (const auto& [reason, n] : revoke_reasons) std::printf("revoked: %s x%d\n", reason.c_str(), n);
