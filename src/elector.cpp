@@ -766,6 +766,8 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     stopping_ = true;
     stopped_ = true;
     phase_.store(Phase::stopped, std::memory_order_release);
+    connected_.store(false, std::memory_order_relaxed);
+    notices_up_.store(false, std::memory_order_relaxed);
     stop_timer_.cancel();
     timer_.cancel();
     pulse_timer_.cancel();
@@ -798,11 +800,11 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     }
     if (!callbacks) return;
     // Posted, never run here: a slow callback must not delay a renewal.
-    asio::post(callback_strand_, [callbacks, deliver = std::move(deliver)] {
+    asio::post(callback_strand_, [callbacks, id = id_, deliver = std::move(deliver)] {
       try {
         deliver(*callbacks);
       } catch (const std::exception& e) {
-        log(LogLevel::error, fmt::format("leasehold: an event callback threw: {}", e.what()));
+        log(LogLevel::error, fmt::format("elector {}: an event callback threw: {}", id, e.what()));
       }
     });
   }
@@ -862,15 +864,36 @@ struct Standalone {
   asio::executor_work_guard<asio::io_context::executor_type> callback_work = asio::make_work_guard(callbacks);
   std::thread io_thread;
   std::thread callback_thread;
+  std::atomic<int> running{0};
 
   void run() {
-    io_thread = std::thread([this] { io.run(); });
-    callback_thread = std::thread([this] { callbacks.run(); });
+    running = 2;
+    io_thread = std::thread([this] {
+      io.run();
+      --running;
+    });
+    callback_thread = std::thread([this] {
+      callbacks.run();
+      --running;
+    });
   }
 
+  bool owns_this_thread() const {
+    const auto self = std::this_thread::get_id();
+    return self == io_thread.get_id() || self == callback_thread.get_id();
+  }
+
+  // Lets both threads run out of work, so that every handler, and with it
+  // every reference to the elector, is gone before the io_contexts are
+  // destroyed (a strand outliving its io_context's services is undefined).
+  // Bounded: whatever is still queued after that is abandoned.
   void join() {
     io_work.reset();
     callback_work.reset();
+    const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (running.load() > 0 && std::chrono::steady_clock::now() < bound) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     io.stop();
     callbacks.stop();
     if (io_thread.joinable()) io_thread.join();
@@ -896,14 +919,22 @@ Elector::Elector(RedisOptions redis, ElectorOptions options)
 }
 
 Elector::~Elector() {
-  if (standalone_) {
-    if (!on_own_executor()) stop_and_wait();
+  if (!standalone_) {
     impl_->abandon();
-    impl_.reset();
-    standalone_->join();
-  } else {
-    impl_->abandon();
+    return;
   }
+  if (standalone_->owns_this_thread()) {
+    // Destroyed from its own callback: its threads cannot be joined from
+    // here. Stop in the background and leave the threads' state alive.
+    log(LogLevel::error, "leasehold: a standalone Elector was destroyed from one of its own callbacks");
+    impl_->abandon();
+    (void)standalone_.release();
+    return;
+  }
+  stop_and_wait();
+  impl_->abandon();
+  standalone_->join();
+  impl_.reset();  // the last reference: destroyed here, while the io_contexts live
 }
 
 Elector::executor_type Elector::get_executor() const noexcept { return impl_->executor(); }

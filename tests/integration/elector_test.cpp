@@ -54,6 +54,8 @@ TEST(Elector, ExactlyOneLeaderAndGracefulStepDownHandsOverAtOnce) {
   }, 1200ms)) << "no standby took over within 1.2 s of the step-down";
   const auto second = fleet.leaders().front();
   EXPECT_EQ(admin.get(key()), fleet.at(second).instance_id());
+  // Events are posted: is_leader() can be true before the callback ran.
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(second).elected.empty(); }));
   EXPECT_GT(fleet.events(second).elected.back().token, fleet.events(*first).elected.back().token)
       << "fencing tokens strictly increase across terms";
   ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(*first).revoked.empty(); }));
@@ -126,6 +128,7 @@ TEST(Elector, RenewalTimeoutDemotesAndReclaimsTheSameTermAfterResume) {
   options.retry_interval = 200ms;
   auto& e = fleet.add(options);
   ASSERT_TRUE(fleet.wait_single_leader());
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == 1; }));
   const auto token = fleet.events(0).elected.back().token;
 
   server.pause();
@@ -135,7 +138,7 @@ TEST(Elector, RenewalTimeoutDemotesAndReclaimsTheSameTermAfterResume) {
   EXPECT_TRUE(reason == lh::RevokeReason::timeout) << lh::to_string(reason);
   std::this_thread::sleep_for(300ms);
   server.resume();
-  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && fleet.events(0).elected.size() == 2; }, 5s));
   EXPECT_EQ(fleet.events(0).elected.back().token, token) << "a re-claim keeps the term's token";
 }
 
@@ -190,7 +193,7 @@ TEST(Elector, KeyDeletedOrOverwrittenByHandDemotesTheHolderOnItsNextRenewal) {
   EXPECT_EQ(admin.get(key()), "intruder") << "the intruder's key is foreign now: never touched";
 
   admin.call({"DEL", key()});
-  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+  ASSERT_TRUE(fleet.wait_leading(0, "default", 5s));
   EXPECT_GT(fleet.events(0).elected.back().token, first_token);
 
   admin.call({"DEL", key()});
@@ -211,7 +214,7 @@ TEST(Elector, UnderOomAnOwnLeaseIsReclaimedWhileAFreshAcquireFailsLoudly) {
   // Demote the leader by cutting its connection; it must re-claim under OOM.
   admin.call({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
   ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).revoked.size() == 1; }, 5s));
-  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+  ASSERT_TRUE(fleet.wait_leading(0, "default", 5s));
   EXPECT_EQ(fleet.events(0).elected.back().token, token);
 
   // A new group has no lease to re-claim: its SET is refused, loudly.
@@ -281,8 +284,9 @@ TEST(Elector, SameInstanceIdRestartedReclaimsItsUnexpiredLeaseAtOnce) {
   fleet.crash(0);
   const auto restart = std::chrono::steady_clock::now();
   auto& again = fleet.add(options);
-  ASSERT_TRUE(run_until(fleet.io, [&] { return again.is_leader(); }, 5s))
+  ASSERT_TRUE(fleet.wait_leading(1, "default", 5s))
       << "the restarted instance must not wait out its own lease";
+  EXPECT_TRUE(again.is_leader());
   EXPECT_LT(std::chrono::steady_clock::now() - restart, 5s);
   EXPECT_EQ(fleet.events(1).elected.back().token, token);
 }

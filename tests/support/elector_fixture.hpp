@@ -83,10 +83,29 @@ class Fleet {
     return out;
   }
 
-  /// Runs until exactly one elector leads `group`; returns its index.
+  /// True once elector i leads `group` and its elected event was delivered
+  /// (events are posted, so is_leader() can turn true before the callback).
+  bool leading_with_event(std::size_t i, std::string_view group = "default") {
+    if (!electors_.at(i) || !electors_[i]->is_leader(group)) return false;
+    const auto& seq = events_.at(i)->sequence;
+    return !seq.empty() && seq.back() == "elected " + std::string(group);
+  }
+
+  /// Runs until elector i leads `group` with its elected event delivered.
+  bool wait_leading(std::size_t i, std::string_view group = "default",
+                    std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+    return run_until(io, [&] { return leading_with_event(i, group); }, bound);
+  }
+
+  /// Runs until exactly one elector leads `group` (with its elected event
+  /// delivered); returns its index.
   std::optional<std::size_t> wait_single_leader(std::string_view group = "default",
                                                 std::chrono::milliseconds bound = std::chrono::seconds(10)) {
-    if (!run_until(io, [&] { return leaders(group).size() == 1; }, bound)) return std::nullopt;
+    const bool found = run_until(io, [&] {
+      const auto l = leaders(group);
+      return l.size() == 1 && leading_with_event(l.front(), group);
+    }, bound);
+    if (!found) return std::nullopt;
     return leaders(group).front();
   }
 
