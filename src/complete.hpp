@@ -5,6 +5,7 @@
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
 #include <utility>
@@ -24,6 +25,19 @@ void complete_later(const boost::asio::any_io_executor& fallback, Handler handle
                                     if (slot.is_connected()) slot.clear();
                                     std::move(h)(std::move(a)...);
                                   }));
+}
+
+// Completes a handler from a function that already runs as a posted handler
+// on `current`: dispatches to the handler's executor (inline when it is
+// `current`), saving a second post. Never use it inside a cancellation handler.
+template <typename Handler, typename... Args>
+void complete_now(const boost::asio::any_io_executor& current, Handler handler, Args... args) {
+  auto slot = boost::asio::get_associated_cancellation_slot(handler);
+  if (slot.is_connected()) slot.clear();
+  auto ex = boost::asio::get_associated_executor(handler, current);
+  boost::asio::dispatch(ex, [h = std::move(handler), ... a = std::move(args)]() mutable {
+    std::move(h)(std::move(a)...);
+  });
 }
 
 }  // namespace leasehold::detail

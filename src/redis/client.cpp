@@ -36,6 +36,7 @@
 namespace leasehold::redis::detail {
 
 using leasehold::detail::complete_later;
+using leasehold::detail::complete_now;
 using namespace asio::experimental::awaitable_operators;
 using clock = std::chrono::steady_clock;
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
@@ -219,7 +220,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         if (reply.is_error()) ec = make_error_code(classify_server_error(reply.str));
       }
     }
-    complete_later(ex_, std::move(h), ec, std::move(reply));
+    // Already running on ex_ (the exec completion was posted): one post is enough.
+    complete_now(ex_, std::move(h), ec, std::move(reply));
   }
 
   void enqueue(const Request& request, Pending pending) {
@@ -475,7 +477,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     for (;;) {
       auto [ec, n] = co_await stream_->async_read_some(asio::buffer(buffer), nothrow);
       if (ec) co_return finish(io_error(ec));
-      last_activity_ = clock::now();
+      last_activity_ = last_read_ = clock::now();
       ping_sent_.reset();
       if (Error e = decoder_.feed(buffer.data(), n)) {
         ++stats_.protocol_errors;
@@ -568,7 +570,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     const auto health = options_.health_check_interval;
     for (;;) {
       const auto now = clock::now();
-      if (!pending_.empty() && pending_.front().deadline <= now) {
+      if (!pending_.empty() && reply_due() <= now) {
         ++stats_.timeouts;
         co_return finish(make_error(errc::timeout, fmt::format("no reply from {} within {} ms",
                                                                options_.to_string(), timeout.count())));
@@ -591,7 +593,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         }
         wake = last_activity_ + health;
       }
-      if (!pending_.empty()) wake = std::min(wake, pending_.front().deadline);
+      if (!pending_.empty()) wake = std::min(wake, reply_due());
       if (write_started_) wake = std::min(wake, *write_started_ + timeout);
       if (ping_sent_) wake = std::min(wake, *ping_sent_ + timeout);
       watchdog_timer_.expires_at(wake);
@@ -599,6 +601,13 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       if (cancelled(co_await asio::this_coro::cancellation_state)) co_return Error{};
       if (!stream_ || !stream_->is_open()) co_return make_error(errc::connection_lost);
     }
+  }
+
+  // The oldest pending command fails once the connection has stayed silent
+  // for command_timeout since it was sent: a burst of thousands of commands
+  // that the server is steadily answering is not a dead connection.
+  clock::time_point reply_due() const {
+    return std::max(pending_.front().deadline, last_read_ + options_.command_timeout);
   }
 
   void send_health_check(clock::time_point now) {
@@ -660,6 +669,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::optional<clock::time_point> write_started_;
   std::optional<clock::time_point> ping_sent_;
   clock::time_point last_activity_{};
+  clock::time_point last_read_{};
   asio::steady_timer write_signal_;
   asio::steady_timer watchdog_timer_;
   asio::steady_timer backoff_timer_;

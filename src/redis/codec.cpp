@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <new>
 #include <vector>
 
@@ -36,18 +37,27 @@ Error reader_error(const redisReader* r) {
 }  // namespace
 
 void encode_command(std::string& out, std::span<const std::string_view> args) {
-  // redisFormatCommandArgv wants parallel arrays of pointers and lengths.
-  std::vector<const char*> argv;
-  std::vector<std::size_t> argvlen;
-  argv.reserve(args.size());
-  argvlen.reserve(args.size());
-  for (auto arg : args) {
-    argv.push_back(arg.data());
-    argvlen.push_back(arg.size());
+  // redisFormatCommandArgv wants parallel arrays of pointers and lengths;
+  // lease scripts have a handful of arguments, so avoid the heap for them.
+  constexpr std::size_t inline_args = 16;
+  std::array<const char*, inline_args> argv_inline;
+  std::array<std::size_t, inline_args> len_inline;
+  std::vector<const char*> argv_heap;
+  std::vector<std::size_t> len_heap;
+  const char** argv = argv_inline.data();
+  std::size_t* argvlen = len_inline.data();
+  if (args.size() > inline_args) {
+    argv_heap.resize(args.size());
+    len_heap.resize(args.size());
+    argv = argv_heap.data();
+    argvlen = len_heap.data();
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    argv[i] = args[i].data();
+    argvlen[i] = args[i].size();
   }
   char* encoded = nullptr;
-  const int len = redisFormatCommandArgv(&encoded, static_cast<int>(args.size()), argv.data(),
-                                         argvlen.data());
+  const int len = redisFormatCommandArgv(&encoded, static_cast<int>(args.size()), argv, argvlen);
   if (len < 0 || encoded == nullptr) throw std::bad_alloc();
   out.append(encoded, static_cast<std::size_t>(len));
   redisFreeCommand(encoded);
