@@ -8,6 +8,7 @@
 //   leasehold_chaos [--seed N] [--duration S] [--instances N] [--groups N]
 //                   [--ttl MS] [--retry MS] [--margin MS]
 //                   [--scenario mixed|delayed-replies] [--faults kind,kind,...]
+//                   (kinds: tests/chaos/fault.hpp; redis_fast_restart only on request)
 //                   [--member PATH] [--work-dir DIR] [--keep]
 
 #include "chaos/checker.hpp"
@@ -51,7 +52,7 @@ struct Args {
   std::size_t groups = 20;
   chaos::Timing timing;
   chaos::Scenario scenario = chaos::Scenario::mixed;
-  std::vector<chaos::FaultKind> faults{std::begin(chaos::kAllFaultKinds), std::end(chaos::kAllFaultKinds)};
+  std::vector<chaos::FaultKind> faults{std::begin(chaos::kDefaultFaultKinds), std::end(chaos::kDefaultFaultKinds)};
   std::string member = LEASEHOLD_MEMBER_BINARY;
   std::string work_dir;
   bool keep = false;
@@ -125,11 +126,17 @@ std::vector<std::string> group_names(std::size_t total) {
 
 Nanos ns(milliseconds ms) { return ms.count() * chaos::kNanosPerMs; }
 
+std::string work_dir(const std::string& requested) {
+  if (requested.empty()) return chaos::make_temp_dir("leasehold-chaos-");
+  std::filesystem::create_directories(requested);
+  return requested;
+}
+
 class ChaosRun {
  public:
   explicit ChaosRun(Args args)
       : args_(std::move(args)),
-        dir_(args_.work_dir.empty() ? chaos::make_temp_dir("leasehold-chaos-") : args_.work_dir),
+        dir_(work_dir(args_.work_dir)),
         fleet_({args_.member, dir_, group_names(args_.groups), args_.timing.ttl, args_.timing.retry}),
         groups_(fleet_.all_groups()),
         planner_(args_.seed, args_.scenario, args_.timing, args_.faults, args_.instances) {
@@ -242,7 +249,8 @@ class ChaosRun {
       case K::delay: proxies_[f.slot]->set_latency(f.latency); break;
       case K::step_down: fleet_.step_down(f.slot, f.group); break;
       case K::redis_pause: server_.pause(); break;
-      case K::redis_restart: server_.kill(); break;
+      case K::redis_restart:
+      case K::redis_fast_restart: server_.kill(); break;
       case K::script_flush: admin_call({"SCRIPT", "FLUSH"}); break;
       case K::client_kill: admin_call({"CLIENT", "KILL", "TYPE", "normal"}); break;
       case K::maxmemory: admin_call({"CONFIG", "SET", "maxmemory", "1"}); break;
@@ -256,7 +264,8 @@ class ChaosRun {
       case K::blackhole: proxies_[f.slot]->forward(); break;
       case K::delay: proxies_[f.slot]->set_latency(milliseconds(0)); break;
       case K::redis_pause: server_.resume(); break;
-      case K::redis_restart: server_.restart(); break;
+      case K::redis_restart:
+      case K::redis_fast_restart: server_.restart(); break;
       case K::maxmemory: admin_call({"CONFIG", "SET", "maxmemory", "0"}); break;
       default: break;
     }

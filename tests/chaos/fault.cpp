@@ -13,6 +13,7 @@ std::string_view to_string(FaultKind kind) noexcept {
     case FaultKind::step_down: return "step_down";
     case FaultKind::redis_pause: return "redis_pause";
     case FaultKind::redis_restart: return "redis_restart";
+    case FaultKind::redis_fast_restart: return "redis_fast_restart";
     case FaultKind::script_flush: return "script_flush";
     case FaultKind::client_kill: return "client_kill";
     case FaultKind::maxmemory: return "maxmemory";
@@ -21,9 +22,10 @@ std::string_view to_string(FaultKind kind) noexcept {
 }
 
 std::optional<FaultKind> fault_from_string(std::string_view name) noexcept {
-  for (FaultKind k : kAllFaultKinds) {
+  for (FaultKind k : kDefaultFaultKinds) {
     if (to_string(k) == name) return k;
   }
+  if (name == to_string(FaultKind::redis_fast_restart)) return FaultKind::redis_fast_restart;
   return std::nullopt;
 }
 
@@ -70,6 +72,7 @@ Bound bound_of(const Fault& f, const Timing& t) {
     // handshake that completes on resume; then they acquire at once.
     case FaultKind::redis_pause:
     case FaultKind::redis_restart:
+    case FaultKind::redis_fast_restart:
       return {false, t.reconnect_max + t.retry + m, "reconnect_max + retry + margin, from the heal"};
     // Fresh acquires fail with OOM and are retried after retry_interval.
     case FaultKind::maxmemory:
@@ -91,6 +94,7 @@ std::string describe(const Fault& f) {
       return fmt::format("step_down {} on {}", f.group, f.target);
     case FaultKind::redis_pause:
     case FaultKind::redis_restart:
+    case FaultKind::redis_fast_restart:
     case FaultKind::maxmemory:
       return fmt::format("{} for {} ms", to_string(f.kind), f.duration.count());
     case FaultKind::script_flush:

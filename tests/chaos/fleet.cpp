@@ -1,6 +1,7 @@
 #include "chaos/fleet.hpp"
 
 #include "support/admin_client.hpp"
+#include "support/process.hpp"
 
 #include <fmt/format.h>
 

@@ -7,8 +7,6 @@
 
 #include "chaos/checker.hpp"
 
-#include "support/process.hpp"
-
 #include <chrono>
 #include <cstddef>
 #include <memory>

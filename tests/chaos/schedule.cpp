@@ -43,7 +43,11 @@ Fault Planner::make(FaultKind kind) {
       f.latency = between(milliseconds(50), milliseconds(400));
       break;
     case FaultKind::redis_pause: f.duration = ttl_times(0.2, 2.5); break;
-    case FaultKind::redis_restart: f.duration = ttl_times(0.0, 2.0); break;  // time down
+    // Time down. Old leases can be believed until ttl after the kill, and
+    // the empty server knows nothing of them: it must not grant new ones
+    // sooner (Redis's own advice for locks without persistence).
+    case FaultKind::redis_restart: f.duration = ttl_times(1.0, 2.0); break;
+    case FaultKind::redis_fast_restart: f.duration = ttl_times(0.0, 0.5); break;
     case FaultKind::maxmemory: f.duration = ttl_times(0.5, 3.0); break;
     default: break;
   }
