@@ -46,6 +46,9 @@ int standalone(const lh::RedisOptions& redis) {
   lh::Elector elector(redis, options("consumer-standalone"));
   elector.start();
   if (!wait_for([&] { return elector.is_leader("consumer"); }, 10s)) return fail("standalone elector did not lead");
+  int runs = 0;
+  auto guarded = lh::leader_only(elector, "consumer", [&] { ++runs; });
+  if (!guarded() || runs != 1) return fail("leader_only did not run on the leader");
   elector.stop();  // releases the lease and waits
   if (elector.is_leader("consumer")) return fail("still leader after stop()");
   return 0;
