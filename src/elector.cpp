@@ -55,6 +55,7 @@ std::string_view explain(RevokeReason reason) {
     case RevokeReason::stepped_down: return "step_down() released the lease";
     case RevokeReason::stopped: return "stop() released the lease";
     case RevokeReason::deadline_passed: return "no renewal was confirmed before the local deadline";
+    case RevokeReason::released_elsewhere: return "a release notice named this instance (an operator's step-down)";
   }
   return "unknown reason";
 }
@@ -389,9 +390,9 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
         apply(*it->second, it->second->machine.on_notices_available(Clock::now(), true));
       }
     });
-    subscriber_.on_message([this](std::string_view channel, std::string_view) {
+    subscriber_.on_message([this](std::string_view channel, std::string_view releaser) {
       if (auto it = by_channel_.find(std::string(channel)); it != by_channel_.end()) {
-        apply(*it->second, it->second->machine.on_release_notice(Clock::now()));
+        apply(*it->second, it->second->machine.on_release_notice(Clock::now(), releaser));
       }
     });
     client_.start();

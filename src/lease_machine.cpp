@@ -13,6 +13,7 @@ std::string_view to_string(RevokeReason reason) noexcept {
     case RevokeReason::stepped_down: return "stepped_down";
     case RevokeReason::stopped: return "stopped";
     case RevokeReason::deadline_passed: return "deadline_passed";
+    case RevokeReason::released_elsewhere: return "released_elsewhere";
   }
   return "unknown";
 }
@@ -223,7 +224,16 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
   return settle(out, now);
 }
 
-Output LeaseMachine::on_release_notice(TimePoint now) {
+Output LeaseMachine::on_release_notice(TimePoint now, std::string_view releaser) {
+  if (state_ == LeaseState::leader && !releaser.empty() && releaser == id_) {
+    // Our lease was released by someone acting as us (an operator's
+    // step-down): stop claiming it now rather than at the next renewal, and
+    // hold off like a step-down so that a standby takes over.
+    Output out;
+    leave_leader(out, RevokeReason::released_elsewhere, LeaseState::held_off);
+    hold_until_ = now + timing_.step_down_hold_off;
+    return settle(out, now);
+  }
   if (state_ == LeaseState::candidate) {
     next_attempt_ = std::min(next_attempt_, now);
     // The acquire in flight may have run just before the release: its reply

@@ -12,7 +12,7 @@
 namespace leasehold {
 namespace {
 
-static_assert(static_cast<std::size_t>(RevokeReason::deadline_passed) + 1 == revoke_reason_count,
+static_assert(static_cast<std::size_t>(RevokeReason::released_elsewhere) + 1 == revoke_reason_count,
               "revoke_reason_count must cover every RevokeReason");
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }

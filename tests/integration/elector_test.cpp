@@ -425,3 +425,30 @@ TEST(Elector, IsLeaderIsSafeFromManyThreadsWhileRenewing) {
   EXPECT_FALSE(e.is_leader());
   EXPECT_FALSE(server.admin().get(key()).has_value());
 }
+
+TEST(Elector, AnOperatorsReleaseInTheHoldersNameDemotesItAtOnce) {
+  // What `leasehold step-down GROUP --as ID` does: the holder's own release
+  // script, run by someone else. With a 10 s ttl the next renewal is 3.3 s
+  // away; the release notice must demote the holder long before that.
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = fast_options();
+  options.ttl = 10s;
+  fleet.add(options);
+  fleet.add(options);
+  auto leader = fleet.wait_single_leader();
+  ASSERT_TRUE(leader);
+  const std::size_t standby = 1 - *leader;
+  lh::test::run_for(fleet.io, 300ms);  // the standby's subscription is confirmed
+
+  const std::string release =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) "
+      "redis.call('PUBLISH', ARGV[2], ARGV[1]) return 1 end return 0";
+  auto admin = server.admin();
+  ASSERT_EQ(admin.call({"EVAL", release, "1", key(), fleet.at(*leader).instance_id(), key() + ":released"}).integer, 1);
+  EXPECT_TRUE(fleet.run_checking_single_leader(1500ms)) << "old holder and standby claimed at once";
+  EXPECT_FALSE(fleet.at(*leader).is_leader());
+  EXPECT_TRUE(fleet.wait_leading(standby, "default", 2s));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(*leader).revoked.empty(); }));
+  EXPECT_EQ(fleet.events(*leader).revoked.back().reason, lh::RevokeReason::released_elsewhere);
+}

@@ -131,7 +131,7 @@ class LeaseMachineTest : public ::testing::Test {
   Output timer() { return m.on_timer(now); }
   Output connected() { return m.on_connected(now); }
   Output disconnected(bool timed_out = false) { return m.on_disconnected(now, timed_out); }
-  Output notice() { return m.on_release_notice(now); }
+  Output notice(std::string_view releaser = {}) { return m.on_release_notice(now, releaser); }
   Output notices(bool available) { return m.on_notices_available(now, available); }
   Output acquired(std::uint64_t seq, std::int64_t token = kToken) {
     return m.on_acquire_reply(now, seq, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000, .token = token});
@@ -651,6 +651,20 @@ TEST_F(LeaseMachineTest, NoticesBecomingAvailableDuringAnAcquireAreNotLost) {
   EXPECT_OUT(held_by(1, "other", 3000), .send = Command::acquire, .seq = 2, .holder_changed = true);
 }
 
+TEST_F(LeaseMachineTest, ReleaseNoticeNamingThisInstanceWhileLeaderDemotesAndHoldsOff) {
+  // Someone released our lease as us (an operator's step-down): stop claiming
+  // it at once instead of at the next renewal, and let a standby win.
+  lead();
+  advance(100ms);
+  EXPECT_OUT(notice("someone-else"), .wake = kT0 + kHeartbeat);  // not ours: nothing
+  expect_leader(kT0);
+  EXPECT_OUT(notice("me"), .wake = now + kHoldOff, .revoked = RevokeReason::released_elsewhere);
+  expect_not_leader();
+  EXPECT_EQ(m.state(), LeaseState::held_off);
+  advance(kHoldOff);
+  EXPECT_OUT(timer(), .send = Command::acquire, .seq = 2);
+}
+
 TEST_F(LeaseMachineTest, ReleaseNoticeIsIgnoredOutsideTheCandidateState) {
   EXPECT_OUT(start());
   EXPECT_OUT(notice());  // disconnected
@@ -1137,7 +1151,13 @@ class RandomRun {
         out = m_.on_disconnected(now_, timed_out);
         break;
       }
-      case In::notice: out = m_.on_release_notice(now_); break;
+      case In::notice: {
+        // Sometimes the notice names this instance: an operator's step-down.
+        const bool names_me = chance(0.3);
+        what << (names_me ? "(me)" : "");
+        out = m_.on_release_notice(now_, names_me ? "me" : "a");
+        break;
+      }
       case In::notices_on: out = m_.on_notices_available(now_, true); break;
       case In::notices_off: out = m_.on_notices_available(now_, false); break;
       case In::reply: {
@@ -1362,7 +1382,7 @@ TEST(LeaseMachineProperty, RandomInputsKeepTheInvariants) {
   for (const RevokeReason reason :
        {RevokeReason::renew_refused, RevokeReason::renew_failed, RevokeReason::timeout,
         RevokeReason::connection_lost, RevokeReason::stepped_down, RevokeReason::stopped,
-        RevokeReason::deadline_passed}) {
+        RevokeReason::deadline_passed, RevokeReason::released_elsewhere}) {
     EXPECT_GE(coverage.revoked[reason], 20) << "too few revocations for " << to_string(reason);
   }
 }

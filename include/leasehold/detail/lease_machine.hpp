@@ -47,6 +47,8 @@ enum class RevokeReason : std::uint8_t {
   stepped_down,     ///< step_down() released the lease
   stopped,          ///< stop() released the lease
   deadline_passed,  ///< no renewal was confirmed before the local deadline
+  released_elsewhere,  ///< a release notice named this instance: someone released its lease
+                       ///< (an operator's CLI step-down); treated as a step-down
 };
 
 std::string_view to_string(RevokeReason reason) noexcept;
@@ -91,7 +93,8 @@ class LeaseMachine {
   Output on_connected(TimePoint now);
   /// `timed_out`: the connection was reset because a command timed out.
   Output on_disconnected(TimePoint now, bool timed_out = false);
-  Output on_release_notice(TimePoint now);
+  /// `releaser`: the instance id the notice names (empty: unknown).
+  Output on_release_notice(TimePoint now, std::string_view releaser = {});
   Output on_notices_available(TimePoint now, bool available);
   Output on_acquire_reply(TimePoint now, std::uint64_t seq, const AcquireReply& reply);
   Output on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed);
