@@ -373,6 +373,8 @@ class ChaosRun {
       fmt::print("GAP: group {} had no leader for {} ms from {:.3f} s, outside every disruption\n", group,
                  chaos::format_ms(gap.length()), static_cast<double>(gap.begin - from_) / 1e9);
     }
+    Nanos longest_overlap = 0;
+    for (const auto& o : overlaps) longest_overlap = std::max(longest_overlap, o.length);
     for (std::size_t i = 0; i < overlaps.size() && i < 20; ++i) {
       const auto& o = overlaps[i];
       fmt::print("OVERLAP: group {}: {} and {} both claimed it for {} ms from {:.3f} s\n", o.group, o.first,
@@ -386,8 +388,9 @@ class ChaosRun {
     const bool ok = overlaps.empty() && live.ok() && problems == 0 && fleet_.crashes().empty() &&
                     stop_problems.empty() && runner_errors_.empty();
     fmt::print("\nseed {}; {:.1f} s observed; {} claim intervals from {} processes over {} groups; "
-               "{} error events\n",
-               args_.seed, static_cast<double>(to - from_) / 1e9, claims, runs.size(), groups_.size(), errors);
+               "{} error events; {} overlaps (longest {} ms)\n",
+               args_.seed, static_cast<double>(to - from_) / 1e9, claims, runs.size(), groups_.size(), errors,
+               overlaps.size(), chaos::format_ms(longest_overlap));
     fmt::print("RESULT: {} overlaps={} late={} unexplained_gaps={} order_problems={} crashes={} stop_problems={} "
                "runner_errors={}\n",
                ok ? "PASS" : "FAIL", overlaps.size(), late, live.unexplained.size(), problems,

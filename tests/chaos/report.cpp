@@ -22,22 +22,22 @@ void Report::recovered(const Disruption& d, const Recovery& r, const std::string
 }
 
 void Report::print() const {
-  fmt::print("\n{:<14} {:>8}\n", "fault", "injected");
+  fmt::print("\n{:<20} {:>8}\n", "fault", "injected");
   std::size_t total = 0;
   for (const auto& [kind, n] : injected_) {
-    fmt::print("{:<14} {:>8}\n", to_string(kind), n);
+    fmt::print("{:<20} {:>8}\n", to_string(kind), n);
     total += n;
   }
-  fmt::print("{:<14} {:>8}\n", "total", total);
+  fmt::print("{:<20} {:>8}\n", "total", total);
 
-  fmt::print("\n{:<14} {:>7} {:>13} {:>16} {:>15}  {:<10} {}\n", "disruption", "batches", "longest gap",
+  fmt::print("\n{:<20} {:>7} {:>13} {:>16} {:>15}  {:<10} {}\n", "disruption", "batches", "longest gap",
              "time to leader", "bound", "verdict", "bound rule");
-  fmt::print("{:<14} {:>7} {:>13} {:>16} {:>15}\n", "", "", "ms", "max ms", "ms");
+  fmt::print("{:<20} {:>7} {:>13} {:>16} {:>15}\n", "", "", "ms", "max ms", "ms");
   for (const auto& [label, row] : rows_) {
     const std::string bound = row.min_bound == row.max_bound
                                   ? format_ms(row.max_bound)
                                   : format_ms(row.min_bound) + ".." + format_ms(row.max_bound);
-    fmt::print("{:<14} {:>7} {:>13} {:>16} {:>15}  {:<10} {}\n", label, row.batches, format_ms(row.longest_gap),
+    fmt::print("{:<20} {:>7} {:>13} {:>16} {:>15}  {:<10} {}\n", label, row.batches, format_ms(row.longest_gap),
                format_ms(row.slowest), bound,
                row.violations == 0 ? "ok" : fmt::format("{} LATE", row.violations), row.formula);
   }
