@@ -7,6 +7,7 @@
 #include "support/elector_fixture.hpp"
 #include "support/redis_server.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -70,6 +71,14 @@ lh::RedisOptions as_leasehold_user(const lh::test::RedisServer& server) {
   return redis;
 }
 
+std::string errors_of(Fleet& fleet) {
+  std::string out;
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    for (const auto& e : fleet.events(i).errors) out += fmt::format("{} [{}]: {}\n", i, e.group, e.error.message());
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST(Acl, DocumentedRuleIsMinimalAndNamesEveryCommandLeaseholdSends) {
@@ -103,8 +112,8 @@ TEST(Acl, ElectorRunsAsTheDocumentedUserLeadsHandsOverAndReleases) {
   fleet.add(options);
   fleet.add(options);
   auto first = fleet.wait_single_leader();
-  ASSERT_TRUE(first);
-  ASSERT_TRUE(fleet.wait_single_leader("reports"));
+  ASSERT_TRUE(first) << errors_of(fleet);
+  ASSERT_TRUE(fleet.wait_single_leader("reports")) << errors_of(fleet);
   lh::test::run_for(fleet.io, 1200ms);  // renewals run too
   ASSERT_TRUE(fleet.run_checking_single_leader(100ms));
 

@@ -313,6 +313,7 @@ TEST(Health, StandaloneElectorIsLiveAndReadyAndSaysWhyWhenNot) {
   EXPECT_TRUE(h.live);
   EXPECT_FALSE(h.ready);
   EXPECT_EQ(h.reason, "stopped");
+  EXPECT_FALSE(h.connected);
   const lh::Metrics after = e.metrics();
   EXPECT_EQ(after.groups.at(0).demotions_for(lh::RevokeReason::stopped), 1u);
 }

@@ -87,8 +87,15 @@ class Fleet {
   /// (events are posted, so is_leader() can turn true before the callback).
   bool leading_with_event(std::size_t i, std::string_view group = "default") {
     if (!electors_.at(i) || !electors_[i]->is_leader(group)) return false;
+    // The last event of this group (events of other groups may follow it).
     const auto& seq = events_.at(i)->sequence;
-    return !seq.empty() && seq.back() == "elected " + std::string(group);
+    const std::string elected = "elected " + std::string(group);
+    const std::string revoked = "revoked " + std::string(group);
+    for (auto it = seq.rbegin(); it != seq.rend(); ++it) {
+      if (*it == elected) return true;
+      if (*it == revoked) return false;
+    }
+    return false;
   }
 
   /// Runs until elector i leads `group` with its elected event delivered.
