@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -58,11 +59,10 @@ struct Args {
   bool keep = false;
 };
 
-long long number(std::string_view flag, std::string_view value, long long min) {
-  char* end = nullptr;
-  const std::string text(value);
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v < min) {
+std::uint64_t number(std::string_view flag, std::string_view value, std::uint64_t min) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc{} || p != value.data() + value.size() || v < min) {
     throw std::invalid_argument(fmt::format("{} needs an integer >= {}, got \"{}\"", flag, min, value));
   }
   return v;
@@ -78,10 +78,10 @@ Args parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) throw std::invalid_argument(fmt::format("{} needs a value", flag));
     const std::string_view value = argv[++i];
-    if (flag == "--seed") a.seed = static_cast<std::uint64_t>(std::stoull(std::string(value)));
+    if (flag == "--seed") a.seed = number(flag, value, 0);
     else if (flag == "--duration") a.duration_s = static_cast<int>(number(flag, value, 1));
-    else if (flag == "--instances") a.instances = static_cast<std::size_t>(number(flag, value, 2));
-    else if (flag == "--groups") a.groups = static_cast<std::size_t>(number(flag, value, 1));
+    else if (flag == "--instances") a.instances = number(flag, value, 2);
+    else if (flag == "--groups") a.groups = number(flag, value, 1);
     else if (flag == "--ttl") a.timing.ttl = milliseconds(number(flag, value, 100));
     else if (flag == "--retry") a.timing.retry = milliseconds(number(flag, value, 1));
     else if (flag == "--margin") a.timing.margin = milliseconds(number(flag, value, 0));

@@ -31,6 +31,9 @@ struct MemberFleet::Member {
   std::optional<Nanos> dead_at;
   bool expected_exit = false;  // killed or stopped by us
 
+  Member() = default;
+  Member(const Member&) = delete;
+  Member& operator=(const Member&) = delete;
   ~Member() {
     if (commands >= 0) ::close(commands);
   }
