@@ -149,7 +149,8 @@ class ChaosRun {
 
   int run() {
     const auto began = std::chrono::steady_clock::now();
-    if (!wait_until_everyone_leads(std::chrono::seconds(15))) {
+    auto admin = server_.admin();
+    if (!fleet_.wait_until_led(admin, std::chrono::seconds(15))) {
       fmt::print("FAIL: not every group had a leader within 15 s of the start\n");
       return 1;
     }
@@ -176,19 +177,6 @@ class ChaosRun {
     Nanos healed = 0;
   };
 
-  bool wait_until_everyone_leads(std::chrono::seconds bound) {
-    auto admin = server_.admin();
-    for (const auto until = std::chrono::steady_clock::now() + bound; std::chrono::steady_clock::now() < until;) {
-      const auto h = chaos::holders(admin, groups_);
-      if (!h.empty() && std::none_of(h.begin(), h.end(), [](const std::string& id) { return id.empty(); })) {
-        fleet_.wait(milliseconds(100));  // every claim has begun, not just its key been set
-        return true;
-      }
-      fleet_.wait(milliseconds(20));
-    }
-    return false;
-  }
-
   // Instance faults hit the holder of a random group (a leader, mostly), each
   // a different instance; if Redis cannot say, a slot chosen by the seed.
   void resolve_targets(chaos::Batch& batch) {
@@ -212,7 +200,7 @@ class ChaosRun {
         std::optional<std::size_t> slot = h.empty() ? std::nullopt : fleet_.slot_of(h[g]);
         if (!slot || used.count(*slot) != 0) {
           slot = (f.pick / groups_.size()) % fleet_.size();
-          while (used.count(*slot) != 0) slot = (*slot + 1) % fleet_.size();
+          while (used.count(*slot) != 0 && used.size() < fleet_.size()) slot = (*slot + 1) % fleet_.size();
         }
         f.slot = *slot;
       }

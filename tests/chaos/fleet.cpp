@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
@@ -125,6 +126,19 @@ void MemberFleet::wait(std::chrono::milliseconds duration) {
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(20)));
   }
   reap_crashed();
+}
+
+bool MemberFleet::wait_until_led(test::AdminClient& admin, std::chrono::milliseconds bound) {
+  const auto groups = all_groups();
+  for (const auto until = std::chrono::steady_clock::now() + bound; std::chrono::steady_clock::now() < until;) {
+    const auto h = holders(admin, groups);
+    if (!h.empty() && std::none_of(h.begin(), h.end(), [](const std::string& id) { return id.empty(); })) {
+      wait(std::chrono::milliseconds(100));  // the key is set before the reply reaches its holder
+      return true;
+    }
+    wait(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 void MemberFleet::reap_crashed() {

@@ -57,6 +57,9 @@ class MemberFleet {
 
   /// Sleeps for `duration` while watching for crashes (see crashes()).
   void wait(std::chrono::milliseconds duration);
+  /// Waits (as wait()) until every group's lease has a holder, at most
+  /// `bound`; then 100 ms more, so that every claim has begun.
+  bool wait_until_led(test::AdminClient& admin, std::chrono::milliseconds bound);
   /// Processes that exited although nobody killed or stopped them
   /// ("m2-0 (p5-m2-0.out): killed by signal 11"), as seen by wait(); their
   /// slots were respawned with the same id, so the fleet keeps its size.

@@ -14,7 +14,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -55,15 +54,7 @@ TEST(MultiProcess, NoTwoLeadersAndEveryGroupLeadsAgainAfterStepDownsAndKills) {
   for (int i = 0; i < 3; ++i) fleet.add(server.url());
 
   auto admin = server.admin();
-  auto everyone_led = [&] {
-    const auto h = chaos::holders(admin, groups);
-    return !h.empty() && std::none_of(h.begin(), h.end(), [](const std::string& id) { return id.empty(); });
-  };
-  for (auto until = std::chrono::steady_clock::now() + 10s; !everyone_led();) {
-    ASSERT_LT(std::chrono::steady_clock::now(), until) << "the groups never all had a leader";
-    fleet.wait(20ms);
-  }
-  fleet.wait(100ms);  // every claim has begun, not just its key been set
+  ASSERT_TRUE(fleet.wait_until_led(admin, 10s)) << "the groups never all had a leader";
   const chaos::Nanos from = chaos::now_ns();
 
   // One disruption at a time, each followed by its whole bound, so that
