@@ -23,8 +23,9 @@
 // bad group name. An exception thrown by the task (other than because it was
 // cancelled) ends the operation and is delivered as the exception_ptr.
 //
-// The task runs on `executor` (default: the executor the elector was built on,
-// never its internal strand). The elector must outlive the operation.
+// The task runs on a strand of `executor` (default: the executor the elector
+// was built on, never its internal strand). The elector must outlive the
+// operation.
 
 #include <leasehold/detail/leader_work.hpp>
 #include <leasehold/elector.hpp>
@@ -33,6 +34,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <concepts>
 #include <memory>
@@ -60,7 +62,8 @@ auto run_while_leader(boost::asio::any_io_executor executor, Elector& elector, s
       return (*shared)();
     }
   };
-  return boost::asio::co_spawn(std::move(executor),
+  // A strand: the loop and the task stay sequential on a multi-threaded executor.
+  return boost::asio::co_spawn(boost::asio::make_strand(std::move(executor)),
                                detail::run_while_leader_loop(elector, std::string(group), std::move(call)),
                                std::forward<CompletionToken>(token));
 }
