@@ -26,7 +26,8 @@ cleanup() {
   for p in "${pid_of[@]}" $redis_pid; do kill -KILL "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if [ -n "${REDIS_URL:-}" ] && [ -n "${prefix:-}" ]; then
-    rcli DEL "${prefix}digest" "${prefix}digest:token" "${prefix}digest:ticks" "$list" >/dev/null 2>&1 || true
+    rcli DEL "${prefix}digest" "${prefix}digest:token" "${prefix}digest:ticks" "${prefix}default" \
+      "${prefix}default:token" "$list" >/dev/null 2>&1 || true
   fi
   if [ "$status" -eq 0 ] && [ -z "${DEMO_KEEP:-}" ]; then rm -rf "$work"; else echo "logs kept in $work"; fi
 }
