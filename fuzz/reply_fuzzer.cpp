@@ -10,8 +10,10 @@
 //                             the machine's timer fires if due
 //   2 wake                    the clock jumps to the requested wake-up
 //   3 drop / 4 time out       the connection is lost (plainly / by a timeout)
-//   5 connect, 6 release notice, 7 notices on, 8 notices off,
-//   9 step_down, 10 stop, 11 start
+//   5 connect
+//   6 notice   <r>            a release notice from nobody named, this
+//                             instance or another one (r modulo 3)
+//   7 notices on, 8 notices off, 9 step_down, 10 stop, 11 start
 // The first byte picks the timing preset. Op bytes are taken modulo 12.
 //
 // Checked after every input: no leadership begins except on an acquire reply
@@ -123,7 +125,14 @@ class Harness {
             step([&] { return machine_.on_connected(now_); });
           }
           break;
-        case 6: step([&] { return machine_.on_release_notice(now_); }); break;
+        case 6: {
+          // Who the notice says released the lease: nobody named, this
+          // instance (an operator acting in its name), or another one.
+          constexpr std::array<std::string_view, 3> releasers{"", kId, "other"};
+          const std::string_view releaser = releasers[in.byte() % releasers.size()];
+          step([&] { return machine_.on_release_notice(now_, releaser); });
+          break;
+        }
         case 7: step([&] { return machine_.on_notices_available(now_, true); }); break;
         case 8: step([&] { return machine_.on_notices_available(now_, false); }); break;
         case 9: step([&] { return machine_.step_down(now_); }); break;
