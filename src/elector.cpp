@@ -745,6 +745,8 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     }
     const auto now = Clock::now();
     for (GroupState* g : begun_) apply(*g, g->machine.stop(now));
+    maybe_finish_stop();  // nothing to release (disconnected, not started): done already
+    if (stopped_) return;
     stop_timer_.expires_after(options_.stop_timeout);
     stop_timer_.async_wait([self = shared_from_this()](error_code ec) {
       if (ec) return;

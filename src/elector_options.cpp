@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t max_group_length = 200;
 constexpr std::size_t max_prefix_length = 100;
 constexpr std::size_t max_instance_id_length = 256;
-constexpr std::string_view token_suffix = ":token";
+constexpr std::string_view reserved_suffixes[] = {":token", ":ticks"};
 
 bool has_control_char(std::string_view s) {
   return std::any_of(s.begin(), s.end(), [](char c) {
@@ -53,10 +53,13 @@ void validate_group_name(std::string_view group) {
   if (has_control_char(group)) {
     fail(fmt::format("invalid group name {}: control characters are not allowed", quoted(group)));
   }
-  if (group.size() >= token_suffix.size() &&
-      group.substr(group.size() - token_suffix.size()) == token_suffix) {
-    fail(fmt::format("invalid group name {}: names ending in \"{}\" are reserved for fencing counters",
-                     quoted(group), token_suffix));
+  // Keys beside a group's lease: its fencing counter and the scheduler's
+  // tick record. A group named like one of them would collide with it.
+  for (const std::string_view suffix : reserved_suffixes) {
+    if (group.size() >= suffix.size() && group.substr(group.size() - suffix.size()) == suffix) {
+      fail(fmt::format("invalid group name {}: names ending in \"{}\" are reserved for leasehold's own keys",
+                       quoted(group), suffix));
+    }
   }
 }
 

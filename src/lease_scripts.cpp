@@ -11,8 +11,9 @@ end
 if holder then
   return {0, holder, redis.call('PTTL', KEYS[1]), 0}
 end
+local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
-return {1, ARGV[1], tonumber(ARGV[2]), redis.call('INCR', KEYS[2])}
+return {1, ARGV[1], tonumber(ARGV[2]), token}
 )lua");
   return script;
 }

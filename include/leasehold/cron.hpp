@@ -30,7 +30,9 @@ enum class TimeZone {
 /// "61": value 61 out of range 0-59`.
 class CronError : public std::invalid_argument {
  public:
-  using std::invalid_argument::invalid_argument;
+  /// Control characters in `message` are escaped as \xNN and it is bounded
+  /// in length, so that a hostile expression cannot forge log lines.
+  explicit CronError(const std::string& message);
 };
 
 class CronExpression {

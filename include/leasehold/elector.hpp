@@ -119,8 +119,10 @@ class StopOperation {
   StopOperation& operator=(StopOperation&&) = delete;
   ~StopOperation();
 
-  /// Makes this an Asio async operation (so that co_await works).
+  /// Makes this an Asio async operation (so that co_await works). Constrained
+  /// so that Asio's probe for async operations sees a proper signature.
   template <typename CompletionToken>
+    requires boost::asio::completion_token_for<CompletionToken, void(error_code)>
   auto operator()(CompletionToken&& token) &&;
 
  private:
@@ -333,6 +335,7 @@ class Elector {
 };
 
 template <typename CompletionToken>
+  requires boost::asio::completion_token_for<CompletionToken, void(error_code)>
 auto StopOperation::operator()(CompletionToken&& token) && {
   Elector* e = std::exchange(elector_, nullptr);
   return e->stop(std::forward<CompletionToken>(token));

@@ -53,7 +53,8 @@ struct ElectorOptions {
 };
 
 /// Throws std::invalid_argument unless `group` is a valid group name:
-/// 1 to 200 bytes, no control characters, not ending in ":token".
+/// 1 to 200 bytes, no control characters, not ending in ":token" or ":ticks"
+/// (the names of the keys leasehold keeps beside a lease).
 void validate_group_name(std::string_view group);
 
 /// A fresh identity unique to this process: "<host>-<pid>-<random hex>".

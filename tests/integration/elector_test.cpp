@@ -452,3 +452,19 @@ TEST(Elector, AnOperatorsReleaseInTheHoldersNameDemotesItAtOnce) {
   ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(*leader).revoked.empty(); }));
   EXPECT_EQ(fleet.events(*leader).revoked.back().reason, lh::RevokeReason::released_elsewhere);
 }
+
+TEST(Elector, CoAwaitStopWithoutATokenReleasesTheLease) {
+  // The contract's spelling: `co_await elector.stop();` inside a coroutine.
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  bool stopped = false;
+  boost::asio::co_spawn(fleet.io, [&]() -> boost::asio::awaitable<void> {
+    co_await e.stop();
+    stopped = true;
+  }, boost::asio::detached);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return stopped; }));
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_FALSE(server.admin().get(key()).has_value());
+}

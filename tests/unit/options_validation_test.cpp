@@ -232,4 +232,14 @@ TEST(GroupNameValidation, TheReservedTokenSuffixIsRejected) {
   }
 }
 
+TEST(GroupNameValidation, TheSchedulersTickRecordSuffixIsRejected) {
+  // "<prefix><group>:ticks" is the scheduler's once-per-tick record.
+  for (const std::string& name : {"digest:ticks"s, ":ticks"s}) {
+    const auto message = group_error(name);
+    EXPECT_TRUE(contains(message, ":ticks")) << message;
+    EXPECT_TRUE(contains(message, "reserved")) << message;
+  }
+  EXPECT_NO_THROW(validate_group_name("ticks"));  // only the suffix is reserved
+}
+
 }  // namespace
