@@ -27,7 +27,8 @@ constexpr const char* user = "leasehold";
 constexpr const char* placeholder_password = "change-me";
 
 std::string operations_doc() {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "operations.md";
+  // Not __FILE__: ccache's base_dir makes it relative to the build directory.
+  const auto path = std::filesystem::path(LEASEHOLD_SOURCE_DIR) / "docs" / "operations.md";
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path.string());
   std::stringstream text;
