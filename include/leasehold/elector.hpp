@@ -149,10 +149,7 @@ class Elector {
   explicit Elector(RedisOptions redis, ElectorOptions options = {});
   /// Safe at any point. Standalone mode: stops (releasing leases, bounded by
   /// stop_timeout) and joins its threads. Executor mode: if still running,
-  /// drops the connections without releasing (leases expire after ttl); let
-  /// the io_context run (or poll) once more before destroying it, so that the
-  /// elector's last handlers finish while its strand service still exists.
-  /// Standalone mode: do not destroy it from one of its own callbacks.
+  /// drops the connections without releasing (leases expire after ttl).
   ~Elector();
   Elector(const Elector&) = delete;
   Elector& operator=(const Elector&) = delete;
