@@ -200,8 +200,20 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       log(LogLevel::warning, e.what());
       return complete_later(strand_, std::move(handler), make_error_code(errc::invalid_argument), Term{});
     }
-    asio::dispatch(strand_, [self = shared_from_this(), g, h = std::move(handler)]() mutable {
-      self->acquire_on_strand(*g, std::move(h));
+    // The cancellation handler is installed now, not on the strand: a cancel
+    // emitted before the strand runs would otherwise be lost. It posts behind
+    // acquire_on_strand, so it always finds the waiter if there is one.
+    const std::uint64_t id = next_waiter_.fetch_add(1, std::memory_order_relaxed);
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) {
+      slot.assign([weak = weak_from_this(), g, id](asio::cancellation_type) {
+        if (auto self = weak.lock()) {
+          asio::post(self->strand_, [self, g, id] { self->cancel_acquire(*g, id); });
+        }
+      });
+    }
+    asio::dispatch(strand_, [self = shared_from_this(), g, id, h = std::move(handler)]() mutable {
+      self->acquire_on_strand(*g, id, std::move(h));
     });
   }
 
@@ -480,31 +492,24 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     });
   }
 
-  void acquire_on_strand(GroupState& g, TermHandler handler) {
+  void acquire_on_strand(GroupState& g, std::uint64_t id, TermHandler handler) {
     if (stopping_) {
       return complete_later(strand_, std::move(handler), make_error_code(errc::stopped), Term{});
     }
     if (g.term && g.flag->leading(Clock::now())) {
       return complete_later(strand_, std::move(handler), error_code{}, Term(g.term));
     }
-    const std::uint64_t id = next_waiter_++;
-    auto slot = asio::get_associated_cancellation_slot(handler);
-    if (slot.is_connected()) {
-      slot.assign([weak = weak_from_this(), g = &g, id](asio::cancellation_type) {
-        auto self = weak.lock();
-        if (!self) return;
-        asio::post(self->strand_, [self, g, id] {
-          auto& waiters = g->acquire_waiters;
-          auto it = std::find_if(waiters.begin(), waiters.end(), [id](const auto& w) { return w.first == id; });
-          if (it == waiters.end()) return;
-          auto h = std::move(it->second);
-          waiters.erase(it);
-          complete_later(self->strand_, std::move(h), error_code(asio::error::operation_aborted), Term{});
-        });
-      });
-    }
     g.acquire_waiters.emplace_back(id, std::move(handler));
     if (started_) begin(g);
+  }
+
+  void cancel_acquire(GroupState& g, std::uint64_t id) {
+    auto& waiters = g.acquire_waiters;
+    auto it = std::find_if(waiters.begin(), waiters.end(), [id](const auto& w) { return w.first == id; });
+    if (it == waiters.end()) return;  // already completed
+    auto h = std::move(it->second);
+    waiters.erase(it);
+    complete_later(strand_, std::move(h), error_code(asio::error::operation_aborted), Term{});
   }
 
   // Turns one Output of a group's machine into effects. The order matters:
@@ -842,7 +847,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   asio::steady_timer stop_timer_;
   asio::steady_timer pulse_timer_;
   std::vector<VoidHandler> stop_waiters_;
-  std::uint64_t next_waiter_ = 1;
+  std::atomic<std::uint64_t> next_waiter_{1};  // acquire() runs on any thread
   bool started_ = false;
   bool stopping_ = false;
   bool stopped_ = false;

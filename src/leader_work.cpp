@@ -18,11 +18,6 @@ using asio::experimental::wait_for_one;
 
 namespace {
 
-asio::awaitable<bool> cancelled() {
-  auto state = co_await asio::this_coro::cancellation_state;
-  co_return state.cancelled() != asio::cancellation_type::none;
-}
-
 // Completes once `group` is no longer led here. Only runs while an acquire
 // that should complete at once is in flight, so a short poll costs nothing.
 asio::awaitable<void> until_not_leader(Group group) {
@@ -35,6 +30,11 @@ asio::awaitable<void> until_not_leader(Group group) {
 }
 
 }  // namespace
+
+asio::awaitable<bool> cancellation_requested() {
+  auto state = co_await asio::this_coro::cancellation_state;
+  co_return state.cancelled() != asio::cancellation_type::none;
+}
 
 asio::any_io_executor work_executor(const Elector& elector) {
   auto ex = elector.get_executor();
@@ -67,7 +67,7 @@ asio::awaitable<bool> run_until_term_ends(asio::awaitable<void> work, Term term)
   const bool finished = order[0] == 0;
   if (finished && work_error) {
     // An exception caused by the caller's own cancellation is not news.
-    if (co_await cancelled()) co_return false;
+    if (co_await cancellation_requested()) co_return false;
     std::rethrow_exception(work_error);
   }
   co_return finished;
@@ -80,7 +80,7 @@ asio::awaitable<error_code> run_while_leader_loop(Elector& elector, std::string 
     auto [ec, term] = co_await elector.acquire(group, asio::as_tuple(asio::use_awaitable));
     if (ec) co_return ec;  // errc::stopped, operation_aborted, invalid_argument
     co_await run_until_term_ends(task(term), term);
-    if (co_await cancelled()) co_return asio::error::operation_aborted;
+    if (co_await cancellation_requested()) co_return asio::error::operation_aborted;
     // A task that returned while the term lasts runs again in the next term only.
     auto [end_ec, reason] = co_await term.async_wait_end(asio::as_tuple(asio::use_awaitable));
     if (end_ec) co_return end_ec;

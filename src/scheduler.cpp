@@ -94,7 +94,7 @@ asio::awaitable<void> tick_loop(StatePtr s) {
   co_await asio::this_coro::throw_if_cancelled(false);
   asio::system_timer timer(s->strand);
   SysTime next = s->rule->next_after(system_clock::now());
-  while (!s->cancelled) {
+  while (!s->cancelled && !(co_await cancellation_requested())) {
     timer.expires_at(next);
     auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec || s->cancelled) co_return;
@@ -109,13 +109,14 @@ asio::awaitable<void> tick_loop(StatePtr s) {
 // takeover, and ends the schedule when the elector stops.
 asio::awaitable<void> takeover_loop(StatePtr s) {
   co_await asio::this_coro::throw_if_cancelled(false);
-  while (!s->cancelled) {
+  while (!s->cancelled && !(co_await cancellation_requested())) {
     auto [ec, term] = co_await s->elector.acquire(s->group.name(), asio::as_tuple(asio::use_awaitable));
     if (ec || s->cancelled) co_return;
     if (s->options.misfire == Misfire::run_once) {
       const auto now = system_clock::now();
       if (auto latest = s->rule->latest_in(now - s->options.misfire_grace, now)) co_await fire(s, *latest, true);
     }
+    if (co_await cancellation_requested()) co_return;
     auto [end_ec, reason] = co_await term.async_wait_end(asio::as_tuple(asio::use_awaitable));
     if (end_ec) co_return;
   }

@@ -357,6 +357,23 @@ TEST(Elector, AcquireCanBeCancelled) {
   EXPECT_EQ(*result, boost::asio::error::operation_aborted);
 }
 
+TEST(Elector, AcquireCancelledBeforeTheElectorRanStillCompletes) {
+  // The cancel is emitted right after the call, before the elector's strand
+  // has seen the request: it must not be lost.
+  lh::test::RedisServer server;
+  server.admin().call({"SET", key("busy"), "someone-else"});
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  boost::asio::cancellation_signal signal;
+  std::optional<lh::error_code> result;
+  e.acquire("busy", boost::asio::bind_cancellation_slot(signal.slot(), [&](lh::error_code ec, lh::Term) {
+              result = ec;
+            }));
+  signal.emit(boost::asio::cancellation_type::terminal);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }, 5s));
+  EXPECT_EQ(*result, boost::asio::error::operation_aborted);
+}
+
 TEST(Elector, LeaderOfReportsWhatRedisSees) {
   lh::test::RedisServer server;
   Fleet fleet(server);

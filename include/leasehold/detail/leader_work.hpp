@@ -32,6 +32,10 @@ boost::asio::awaitable<Term> current_term(Elector& elector, Group group,
 /// term lasts is rethrown.
 boost::asio::awaitable<bool> run_until_term_ends(boost::asio::awaitable<void> work, Term term);
 
+/// True once this coroutine was asked to stop. Loops check it before each
+/// wait: a cancellation emitted before an operation starts does not reach it.
+boost::asio::awaitable<bool> cancellation_requested();
+
 /// run_while_leader's loop (see run_while_leader.hpp).
 boost::asio::awaitable<error_code> run_while_leader_loop(Elector& elector, std::string group,
                                                          std::function<boost::asio::awaitable<void>(Term)> task);
