@@ -166,9 +166,7 @@ TEST(Acl, MissingCommandPermissionIsANoPermissionErrorEventNamingTheGroup) {
   Fleet fleet(as_leasehold_user(server));
   auto& e = fleet.add();
   ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::no_permission); }, 5s));
-  const auto& errors = fleet.events(0).errors;
-  const auto it = std::find_if(errors.begin(), errors.end(),
-                               [](const lh::ErrorEvent& ev) { return ev.error.code == lh::errc::no_permission; });
+  const lh::ErrorEvent* it = fleet.events(0).first_error(lh::errc::no_permission);
   EXPECT_EQ(it->group, "default");
   EXPECT_NE(it->error.message().find("NOPERM"), std::string::npos) << it->error.message();
   lh::test::run_for(fleet.io, 300ms);
@@ -196,9 +194,7 @@ TEST(Acl, MissingChannelPermissionIsANoPermissionErrorEventAndFailoverFallsBackT
   Fleet fleet(as_leasehold_user(server));
   auto& e = fleet.add();
   ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::no_permission); }, 5s));
-  const auto& errors = fleet.events(0).errors;
-  const auto it = std::find_if(errors.begin(), errors.end(),
-                               [](const lh::ErrorEvent& ev) { return ev.error.code == lh::errc::no_permission; });
+  const lh::ErrorEvent* it = fleet.events(0).first_error(lh::errc::no_permission);
   EXPECT_TRUE(it->group.empty()) << "the subscription concerns the connection";
   EXPECT_NE(it->error.message().find("channels"), std::string::npos) << it->error.message();
   EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 3s)) << "the lease itself still works";

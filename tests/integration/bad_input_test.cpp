@@ -60,13 +60,6 @@ bool never_leads(Fleet& fleet, const lh::Elector& e, std::chrono::milliseconds d
 }
 
 // The first error event with `code`, if any.
-const lh::ErrorEvent* find_error(const lh::test::RecordedEvents& events, lh::errc code) {
-  for (const auto& e : events.errors) {
-    if (e.error.code == code) return &e;
-  }
-  return nullptr;
-}
-
 std::string describe(const lh::test::RecordedEvents& events) {
   std::string out;
   for (const auto& e : events.errors) out += "[" + e.group + "] " + e.error.message() + "\n";
@@ -285,7 +278,7 @@ TEST_P(ScriptReplyFault, ErrorEventNoLeadershipWhileItLastsAndRecoveryAfter) {
 
   // From a cold start: never leads while every script reply is bad.
   EXPECT_TRUE(never_leads(fleet, e, 1200ms));
-  const lh::ErrorEvent* error = find_error(events, c.code);
+  const lh::ErrorEvent* error = events.first_error(c.code);
   ASSERT_NE(error, nullptr) << "expected " << make_error_code(c.code).message() << "; got " << describe(events);
   EXPECT_EQ(error->group, expected_group);
   EXPECT_TRUE(contains(error->error.detail, c.text)) << error->error.message();
@@ -334,7 +327,7 @@ TEST(BadInput, MalformedRenewReplyDemotesWithAnErrorEventEveryTime) {
   const auto& events = fleet.events(0);
   ASSERT_TRUE(run_until(fleet.io, [&] { return events.revoked.size() >= 2; }, 5s));
   for (const auto& r : events.revoked) EXPECT_EQ(r.reason, lh::RevokeReason::renew_failed);
-  const lh::ErrorEvent* error = find_error(events, lh::errc::unexpected_reply);
+  const lh::ErrorEvent* error = events.first_error(lh::errc::unexpected_reply);
   ASSERT_NE(error, nullptr) << describe(events);
   EXPECT_EQ(error->group, "default");
   fake.fault = Fault::none;
@@ -357,10 +350,10 @@ TEST(BadInput, ReadOnlyReplicaGivesReadOnlyUntilPromoted) {
   auto& e = fleet.add(fast_options("me"));
   const auto& events = fleet.events(0);
 
-  ASSERT_TRUE(run_until(fleet.io, [&] { return find_error(events, lh::errc::read_only) != nullptr; }, 5s))
+  ASSERT_TRUE(run_until(fleet.io, [&] { return events.first_error(lh::errc::read_only) != nullptr; }, 5s))
       << describe(events);
   EXPECT_TRUE(never_leads(fleet, e, 1000ms));
-  const auto* error = find_error(events, lh::errc::read_only);
+  const auto* error = events.first_error(lh::errc::read_only);
   EXPECT_EQ(error->group, "default");
   EXPECT_TRUE(contains(error->error.detail, "READONLY")) << error->error.message();
   EXPECT_FALSE(primary.admin().get("leader:default").has_value());
@@ -413,7 +406,7 @@ TEST(BadInput, WrongTypeFencingCounterGivesAnErrorEventAndNoLeadershipUntilFixed
   Fleet fleet(server);
   auto& e = fleet.add(fast_options("me"));
   const auto& events = fleet.events(0);
-  ASSERT_TRUE(run_until(fleet.io, [&] { return find_error(events, lh::errc::wrong_type) != nullptr; }, 5s))
+  ASSERT_TRUE(run_until(fleet.io, [&] { return events.first_error(lh::errc::wrong_type) != nullptr; }, 5s))
       << describe(events);
   EXPECT_TRUE(never_leads(fleet, e, 1000ms));
   EXPECT_EQ(admin.call({"TYPE", "leader:default:token"}).str, "hash") << "a foreign value is never replaced";

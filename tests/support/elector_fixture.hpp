@@ -32,12 +32,14 @@ struct RecordedEvents {
   std::vector<ErrorEvent> errors;
   std::vector<std::string> sequence;  ///< "elected <group>" / "revoked <group>", in order
 
-  bool has_error(errc code) const {
+  /// The first error event with `code`, or nullptr.
+  const ErrorEvent* first_error(errc code) const {
     for (const auto& e : errors) {
-      if (e.error.code == code) return true;
+      if (e.error.code == code) return &e;
     }
-    return false;
+    return nullptr;
   }
+  bool has_error(errc code) const { return first_error(code) != nullptr; }
 };
 
 class Fleet {

@@ -1,12 +1,5 @@
 #include "support/fault_proxy.hpp"
 
-// GCC 12+ warns (-Wtsan) that ThreadSanitizer does not model the
-// std::atomic_thread_fence in Asio's std_fenced_block; Asio's handler
-// hand-off is also ordered by its mutexes, which TSan does see.
-#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
