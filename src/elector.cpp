@@ -648,19 +648,23 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   }
 
   void on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {
-    if (!ec && !reply.is_integer()) ec = make_error_code(errc::unexpected_reply);
-    if (ec || reply.integer != 1) {
+    std::optional<bool> renewed;
+    if (!ec) {
+      renewed = parse_renew_reply(reply);
+      if (!renewed) ec = make_error_code(errc::unexpected_reply);
+    }
+    if (ec || !*renewed) {
       ++g.renewals_failed;
     } else {
       ++g.renewals_ok;
     }
     if (ec) return fail(g, seq, ec, reply, "renew");
     recovered(g, "renew");
-    apply(g, g.machine.on_renew_reply(Clock::now(), seq, reply.integer == 1));
+    apply(g, g.machine.on_renew_reply(Clock::now(), seq, *renewed));
   }
 
   void on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {
-    if (!ec && !reply.is_integer()) ec = make_error_code(errc::unexpected_reply);
+    if (!ec && !is_release_reply(reply)) ec = make_error_code(errc::unexpected_reply);
     if (ec) return fail(g, seq, ec, reply, "release");
     recovered(g, "release");
     apply(g, g.machine.on_release_reply(Clock::now(), seq));
