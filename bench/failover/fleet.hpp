@@ -44,12 +44,14 @@ class Fleet {
 
   /// Starts a member with a fresh id; returns once it logged `ready`.
   Member& spawn();
-  /// Reads every member's new log lines.
+  /// Reads every live member's new log lines.
   void poll();
+  /// Marks the member as exited and reads its log one last time.
+  void retire(Member& m);
   /// The one live member that leads the group (its last elected is not yet
   /// revoked); nullptr when none or, transiently, more than one.
   Member* leader();
-  /// Polls every millisecond until `done()` or `timeout`; returns done().
+  /// Polls every 5 ms until `done()` or `timeout`; returns done().
   bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout);
   /// The first `elected` event for the group after `after_ns` in a member
   /// other than `except`.

@@ -95,7 +95,7 @@ HandOverRound Scenarios::stop_round() {
   fill_new_leader(r.command_ns, &leader, r.new_sent_ns, r.new_began_ns, r.elected_ns, r.new_leader);
   r.ok = r.elected_ns != 0;
   if (!leader.process->wait_exit(3s)) leader.process->kill();
-  leader.alive = false;
+  fleet_.retire(leader);
   replace();
   return r;
 }
