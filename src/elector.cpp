@@ -1,3 +1,4 @@
+#include <leasehold/detail/wake_queue.hpp>
 #include <leasehold/elector.hpp>
 #include <leasehold/log.hpp>
 #include <leasehold/redis/client.hpp>
@@ -25,9 +26,7 @@
 #include <future>
 #include <optional>
 #include <stdexcept>
-#include <queue>
 #include <thread>
-#include <unordered_map>
 
 namespace leasehold::detail {
 
@@ -74,28 +73,48 @@ bool is_connection_failure(const error_code& ec) {
 
 }  // namespace
 
+// KEYS: the lease and its fencing counter; ARGV: holder id and ttl.
+redis::ScriptArguments lease_arguments_of(const std::string& key, const std::string& id, const std::string& ttl_ms) {
+  const std::string token_key = key + ":token";
+  const std::array<std::string_view, 2> keys{key, token_key};
+  const std::array<std::string_view, 2> args{id, ttl_ms};
+  return redis::ScriptArguments(keys, args);
+}
+
+std::string release_channel(std::string_view key) { return std::string(key) + ":released"; }
+
 struct GroupState {
-  GroupState(std::string n, const ElectorOptions& o, LeaseTiming timing, const std::string& id)
+  GroupState(std::string n, const ElectorOptions& o, LeaseTiming timing, const std::string& id,
+             const std::string& ttl_ms)
       : name(std::move(n)),
         key(o.key_prefix + name),
-        token_key(key + ":token"),
-        channel(key + ":released"),
+        lease_arguments(lease_arguments_of(key, id, ttl_ms)),
         machine(timing, id),
-        flag(std::make_shared<LeaderFlag>()) {}
+        flag(std::make_shared<LeaderFlag>()) {
+    // A fixed phase per group, from its name: up to a quarter heartbeat.
+    const auto quarter = timing.heartbeat_interval.count() / 4;
+    if (quarter > 0) {
+      const auto hash = static_cast<Duration::rep>(std::hash<std::string_view>{}(name) % static_cast<std::size_t>(quarter));
+      machine.set_first_renewal_advance(Duration(hash));
+    }
+  }
 
   const std::string name;
   const std::string key;
-  const std::string token_key;
-  const std::string channel;
+  // Acquire and renew, encoded once: the renew script ignores the counter key
+  // it is given, so one encoding serves both.
+  const redis::ScriptArguments lease_arguments;
   LeaseMachine machine;
   const std::shared_ptr<LeaderFlag> flag;
 
   // Strand-only from here on.
   bool begun = false;
-  std::shared_ptr<TermState> term;
+  bool in_term = false;             // elected, and the term not yet ended
+  std::shared_ptr<TermState> term;  // made on demand: see term_of()
   std::vector<std::pair<std::uint64_t, TermHandler>> acquire_waiters;
   std::vector<VoidHandler> step_down_waiters;
-  std::uint64_t wake_generation = 0;
+  TimePoint wake_at{};              // when the timer queue wakes this group
+  std::size_t wake_slot = unqueued;  // its place in that queue
   error_code last_error;  // the last reported error, so a repeating one is reported once
   std::int64_t last_token = 0;  // token of this instance's last term, to tell a re-claim
 
@@ -153,7 +172,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     warn_about_timing(redis);
     // Not started yet, so nothing to begin: start() begins every group.
     for (const auto& g : default_and(options_.groups)) {
-      registry_.insert(std::make_unique<GroupState>(g, options_, timing_, id_));
+      registry_.insert(std::make_unique<GroupState>(g, options_, timing_, id_, ttl_ms_));
     }
   }
 
@@ -172,7 +191,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   GroupState& register_group(std::string_view name) {
     if (GroupState* g = registry_.find(name)) return *g;
     validate_group_name(name);
-    auto [g, fresh] = registry_.insert(std::make_unique<GroupState>(std::string(name), options_, timing_, id_));
+    auto [g, fresh] = registry_.insert(std::make_unique<GroupState>(std::string(name), options_, timing_, id_, ttl_ms_));
     if (fresh) {
       asio::post(strand_, [self = shared_from_this(), g = g] {
         if (self->started_ && !self->stopping_) self->begin(*g);
@@ -299,7 +318,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       gm.renewals_ok = g->renewals_ok;
       gm.renewals_failed = g->renewals_failed;
       gm.demotions = g->demotions;
-      gm.time_as_leader = g->time_as_leader + (g->term ? now - g->leading_since : Duration::zero());
+      gm.time_as_leader = g->time_as_leader + (g->in_term ? now - g->leading_since : Duration::zero());
       gm.heartbeat_lag = g->heartbeat_lag(now);
       m.groups.push_back(std::move(gm));
     }
@@ -398,14 +417,10 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     });
     subscriber_.on_error_reply([this](const Error& error) { on_subscriber_error(error); });
     subscriber_.on_subscribed([this](std::string_view channel) {
-      if (auto it = by_channel_.find(std::string(channel)); it != by_channel_.end()) {
-        apply(*it->second, it->second->machine.on_notices_available(Clock::now(), true));
-      }
+      if (GroupState* g = group_of_channel(channel)) apply(*g, g->machine.on_notices_available(Clock::now(), true));
     });
     subscriber_.on_message([this](std::string_view channel, std::string_view releaser) {
-      if (auto it = by_channel_.find(std::string(channel)); it != by_channel_.end()) {
-        apply(*it->second, it->second->machine.on_release_notice(Clock::now(), releaser));
-      }
+      if (GroupState* g = group_of_channel(channel)) apply(*g, g->machine.on_release_notice(Clock::now(), releaser));
     });
     client_.start();
     subscriber_.start();
@@ -413,12 +428,22 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     log(LogLevel::info, fmt::format("elector {} started against {}", id_, client_.options().to_string()));
   }
 
+  // The campaigning group whose release notices `channel` carries.
+  GroupState* group_of_channel(std::string_view channel) const {
+    constexpr std::string_view suffix = ":released";
+    const std::string_view prefix = options_.key_prefix;
+    if (channel.size() < prefix.size() + suffix.size() || !channel.starts_with(prefix) || !channel.ends_with(suffix)) {
+      return nullptr;
+    }
+    GroupState* g = registry_.find(channel.substr(prefix.size(), channel.size() - prefix.size() - suffix.size()));
+    return g != nullptr && g->begun ? g : nullptr;
+  }
+
   void begin(GroupState& g) {
     if (g.begun) return;
     g.begun = true;
     begun_.push_back(&g);
-    by_channel_.emplace(g.channel, &g);
-    subscriber_.subscribe({g.channel});
+    subscriber_.subscribe({release_channel(g.key)});
     const auto now = Clock::now();
     apply(g, g.machine.start(now));
     if (client_.connected()) apply(g, g.machine.on_connected(now));
@@ -496,8 +521,8 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (stopping_) {
       return complete_later(strand_, std::move(handler), make_error_code(errc::stopped), Term{});
     }
-    if (g.term && g.flag->leading(Clock::now())) {
-      return complete_later(strand_, std::move(handler), error_code{}, Term(g.term));
+    if (g.in_term && g.flag->leading(Clock::now())) {
+      return complete_later(strand_, std::move(handler), error_code{}, Term(term_of(g)));
     }
     g.acquire_waiters.emplace_back(id, std::move(handler));
     if (started_) begin(g);
@@ -524,7 +549,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       if (g.machine.holder() != id_) {
         log(LogLevel::info, fmt::format("elector {}: group \"{}\": leader is now {}", id_, g.name, g.machine.holder()));
       }
-      emit([ev = LeaderChangedEvent{g.name, g.machine.holder()}](const Callbacks& c) {
+      emit([ev = LeaderChangedEvent{g.name, std::string(g.machine.holder())}](const Callbacks& c) {
         if (c.leader_changed) c.leader_changed(ev);
       });
     }
@@ -535,7 +560,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     // For health(): when the next renewal is due while none is in flight.
     const auto& m = g.machine;
     const bool renewal_pending = m.is_leader() && m.in_flight() != Command::renew;
-    g.renew_due_ns.store(renewal_pending ? to_ns(m.confirmed_at() + timing_.heartbeat_interval) : 0,
+    g.renew_due_ns.store(renewal_pending ? to_ns(m.renewal_due()) : 0,
                          std::memory_order_relaxed);
     schedule(g, out.wake);
     if (out.stopped) maybe_finish_stop();
@@ -565,8 +590,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     const auto& m = g.machine;
     // A re-claim of our own lease keeps the token of our previous term.
     const bool reclaimed = g.terms_won > 0 && m.token() == g.last_token;
-    g.term = std::make_shared<TermState>(g.name, m.token(), m.term_started(), strand_);
-    g.term->deadline_ns.store(g.flag->deadline_ns.load(std::memory_order_relaxed), std::memory_order_release);
+    g.in_term = true;
     ++g.terms_won;
     g.last_token = m.token();
     g.leading_since = Clock::now();
@@ -574,21 +598,32 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     log(LogLevel::info, fmt::format("elector {}: group \"{}\": elected leader (token {}): {}", id_, g.name, m.token(),
                                     reclaimed ? "re-claimed its own lease" : "acquired the lease"));
     for (auto& [id, h] : std::exchange(g.acquire_waiters, {})) {
-      complete_later(strand_, std::move(h), error_code{}, Term(g.term));
+      complete_later(strand_, std::move(h), error_code{}, Term(term_of(g)));
     }
     emit([ev = ElectedEvent{g.name, m.token(), m.term_started()}](const Callbacks& c) {
       if (c.elected) c.elected(ev);
     });
   }
 
+  // A term's shared state is made when somebody asks for a Term: a group
+  // nobody awaits (most of 10,000) never pays for one.
+  const std::shared_ptr<TermState>& term_of(GroupState& g) {
+    if (!g.term) {
+      g.term = std::make_shared<TermState>(g.name, g.last_token, g.machine.term_started(), strand_);
+      g.term->deadline_ns.store(g.flag->deadline_ns.load(std::memory_order_relaxed), std::memory_order_release);
+    }
+    return g.term;
+  }
+
   void end_term(GroupState& g, RevokeReason reason) {
-    const std::int64_t token = g.term ? g.term->token : g.machine.token();
-    if (g.term) {
-      g.term->end(reason);
+    const std::int64_t token = g.in_term ? g.last_token : g.machine.token();
+    if (g.in_term) {
       g.time_as_leader += Clock::now() - g.leading_since;
       ++g.demotions[static_cast<std::size_t>(reason)];
     }
+    if (g.term) g.term->end(reason);
     g.term.reset();
+    g.in_term = false;
     const LogLevel level = (reason == RevokeReason::stepped_down || reason == RevokeReason::stopped)
                                ? LogLevel::info
                                : LogLevel::warning;
@@ -604,7 +639,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     switch (command) {
       case Command::acquire:
         ++g.acquire_attempts;
-        client_.async_eval(acquire_script(), {g.key, g.token_key}, {id_, ttl_ms_},
+        client_.async_eval(acquire_script(), g.lease_arguments,
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
                              self->on_acquire_result(*g, seq, ec, reply);
                            });
@@ -612,17 +647,17 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       case Command::renew: {
         // confirmed_at still names the previous confirmation, so this is
         // how late the renewal leaves against its schedule.
-        const auto scheduled = g.machine.confirmed_at() + timing_.heartbeat_interval;
+        const auto scheduled = g.machine.renewal_due();
         g.renew_lag_ns.store(std::max<std::int64_t>(0, to_ns(Clock::now()) - to_ns(scheduled)),
                              std::memory_order_relaxed);
-        client_.async_eval(renew_script(), {g.key}, {id_, ttl_ms_},
+        client_.async_eval(renew_script(), g.lease_arguments,
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
                              self->on_renew_result(*g, seq, ec, reply);
                            });
         break;
       }
       case Command::release:
-        client_.async_eval(release_script(), {g.key}, {id_, g.channel},
+        client_.async_eval(release_script(), {g.key}, {id_, release_channel(g.key)},
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
                              self->on_release_result(*g, seq, ec, reply);
                            });
@@ -696,24 +731,16 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
 
   // ---- timers: one steady_timer for every group, earliest wake first --------
 
-  struct Wake {
-    TimePoint at;
-    GroupState* group;
-    std::uint64_t generation;
-    bool operator>(const Wake& o) const { return at > o.at; }
-  };
-
   void schedule(GroupState& g, std::optional<TimePoint> at) {
-    ++g.wake_generation;  // any earlier wake of this group is now stale
-    if (!at || stopped_) return;
-    wakes_.push(Wake{*at, &g, g.wake_generation});
+    if (!at || stopped_) return wakes_.remove(g);
+    g.wake_at = *at;
+    wakes_.set(g);
     arm();
   }
 
   void arm() {
-    while (!wakes_.empty() && wakes_.top().generation != wakes_.top().group->wake_generation) wakes_.pop();
     if (wakes_.empty()) return;
-    const TimePoint next = wakes_.top().at;
+    const TimePoint next = wakes_.top().wake_at;
     if (armed_ && armed_at_ <= next) return;
     armed_ = true;
     armed_at_ = next;
@@ -728,13 +755,13 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   void fire() {
     const auto now = Clock::now();
     // Every group due now is handled in this one pass, so their renewals
-    // leave in one pipelined write.
-    for (std::size_t budget = wakes_.size() + begun_.size(); budget > 0 && !wakes_.empty(); --budget) {
-      const Wake w = wakes_.top();
-      if (w.at > now) break;
-      wakes_.pop();
-      if (w.generation != w.group->wake_generation) continue;
-      apply(*w.group, w.group->machine.on_timer(now));
+    // leave in one pipelined write. The budget stops a group that keeps
+    // asking to be woken at once from holding the strand.
+    for (std::size_t budget = 2 * begun_.size() + 1; budget > 0 && !wakes_.empty(); --budget) {
+      GroupState& g = wakes_.top();
+      if (g.wake_at > now) break;
+      wakes_.remove(g);
+      apply(g, g.machine.on_timer(now));
     }
     arm();
   }
@@ -787,7 +814,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       if (g->flag->deadline_ns.exchange(0, std::memory_order_acq_rel) != 0) {
         audit(*g, LeaseAuditEvent::Kind::ended, {});
       }
-      if (g->term) end_term(*g, RevokeReason::stopped);
+      if (g->in_term) end_term(*g, RevokeReason::stopped);
       for (auto& h : std::exchange(g->step_down_waiters, {})) {
         complete_later(strand_, std::move(h), make_error_code(errc::stopped));
       }
@@ -843,8 +870,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   // Strand only.
   Elector::AuditHandler audit_;
   std::vector<GroupState*> begun_;
-  std::unordered_map<std::string, GroupState*> by_channel_;
-  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
+  WakeQueue<GroupState> wakes_;
   asio::steady_timer timer_;
   bool armed_ = false;
   TimePoint armed_at_{};

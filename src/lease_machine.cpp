@@ -31,8 +31,8 @@ std::string_view to_string(LeaseState state) noexcept {
   return "unknown";
 }
 
-LeaseMachine::LeaseMachine(LeaseTiming timing, std::string instance_id)
-    : timing_(timing), id_(std::move(instance_id)) {}
+LeaseMachine::LeaseMachine(LeaseTiming timing, std::string_view instance_id)
+    : timing_(timing), id_(instance_id) {}
 
 std::optional<TimePoint> LeaseMachine::deadline() const noexcept {
   if (state_ != LeaseState::leader) return std::nullopt;
@@ -40,6 +40,15 @@ std::optional<TimePoint> LeaseMachine::deadline() const noexcept {
 }
 
 // ---- leadership: the only two places that start and end a term -----------
+
+TimePoint LeaseMachine::renewal_due() const noexcept {
+  const TimePoint due = confirmed_at_ + timing_.heartbeat_interval;
+  return confirmed_at_ == term_started_ ? due - first_renewal_advance_ : due;
+}
+
+void LeaseMachine::set_first_renewal_advance(Duration advance) {
+  first_renewal_advance_ = std::clamp(advance, Duration::zero(), timing_.heartbeat_interval / 2);
+}
 
 void LeaseMachine::enter_leader(Output& out, TimePoint sent_at, std::int64_t token) {
   state_ = LeaseState::leader;
@@ -53,13 +62,25 @@ void LeaseMachine::enter_leader(Output& out, TimePoint sent_at, std::int64_t tok
 void LeaseMachine::leave_leader(Output& out, RevokeReason reason, LeaseState next) {
   state_ = next;
   out.revoked = reason;
-  holder_.clear();  // unknown until the next acquire reply says who holds it
+  forget_holder();  // unknown until the next acquire reply says who holds it
 }
 
 void LeaseMachine::see_holder(Output& out, std::string_view holder) {
-  if (holder == holder_) return;
-  holder_.assign(holder);
-  out.holder_changed = !holder_.empty();
+  if (holder == this->holder()) return;
+  // This instance as holder is a flag, not a copy of its id: one less
+  // string per group when one elector leads thousands.
+  holder_is_self_ = holder == id_;
+  if (holder_is_self_) {
+    std::string().swap(foreign_holder_);
+  } else {
+    foreign_holder_.assign(holder);
+  }
+  out.holder_changed = !holder.empty();
+}
+
+void LeaseMachine::forget_holder() {
+  holder_is_self_ = false;
+  foreign_holder_.clear();
 }
 
 TimePoint LeaseMachine::confirming_instant([[maybe_unused]] TimePoint reply_instant) const {
@@ -97,7 +118,7 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
   }
   const bool idle_line = in_flight_ == Command::none && out.send == Command::none;
   if (idle_line) {
-    if (state_ == LeaseState::leader && now >= confirmed_at_ + timing_.heartbeat_interval) {
+    if (state_ == LeaseState::leader && now >= renewal_due()) {
       out = send(std::move(out), Command::renew, now);
     } else if (state_ == LeaseState::candidate && now >= next_attempt_) {
       out = send(std::move(out), Command::acquire, now);
@@ -110,7 +131,7 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
       const TimePoint end = lease_end(confirmed_at_);
       out.wake = in_flight_ == Command::renew
                      ? end
-                     : std::min(end, confirmed_at_ + timing_.heartbeat_interval);
+                     : std::min(end, renewal_due());
       break;
     }
     case LeaseState::candidate:
@@ -239,7 +260,7 @@ Output LeaseMachine::on_release_notice(TimePoint now, std::string_view releaser)
     // The acquire in flight may have run just before the release: its reply
     // would then name the old holder, so look again after it.
     look_again_ = in_flight_ == Command::acquire;
-    holder_.clear();
+    forget_holder();
   }
   return settle({}, now);
 }

@@ -7,25 +7,25 @@ set tmargin 2.5
 set lmargin 22
 set rmargin 4
 set terminal svg size 1100,950 dynamic noenhanced font "Sans,10" background rgb "white"
-set output "/work/main/docs/img/failover_timeline.svg"
+set output "docs/img/failover_timeline.svg"
 set multiplot layout 3,1
 $bars0 << EOD
-3 -376.7443 0.0000 2062260 ""
-2 -376.7443 957.5597 14034728 "held by m77"
-1 958.4994 1068.5189 2924588 ""
+3 -412.0032 0.0000 2062260 ""
+2 -412.0032 921.4405 14034728 "held by m73"
+1 921.9542 1031.8708 2924588 ""
 EOD
 $marks0 << EOD
-3 -376.7443 "acquired" 3355443 3.300 0.0000
-3 -43.6750 "renewal sent" 3355443 2.700 0.0000
+3 -412.0032 "acquired" 3355443 3.300 0.0000
+3 -78.8694 "renewal sent" 3355443 2.700 0.0000
 3 0.0000 "SIGKILL" 3355443 3.435 0.0000
-2 957.5597 "lease expires +958 ms" 14034728 2.300 0.0000
-1 958.4994 "elected +958 ms" 2924588 1.300 0.0000
+2 921.4405 "lease expires +921 ms" 14034728 2.300 0.0000
+1 921.9542 "elected +922 ms" 2924588 1.300 0.0000
 EOD
-set title "Crash failover (SIGKILL of the leader m77; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
+set title "Crash failover (SIGKILL of the leader m73; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
 set xlabel "ms after SIGKILL"
-set xrange [-416.7443:1068.5189]
+set xrange [-452.0032:1031.8708]
 set yrange [0.35:3.65]
-set ytics ("old leader m77" 3, "lease key in Redis" 2, "standby m76" 1)
+set ytics ("old leader m73" 3, "lease key in Redis" 2, "standby m71" 1)
 plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars0 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks0 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
@@ -33,40 +33,40 @@ plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable no
      $marks0 using 2:5:3 with labels font ",9" notitle
 $bars1 << EOD
 2 -1.5000 0.0000 14034728 ""
-1 0.8937 1.5000 2924588 ""
+1 0.4724 1.5000 2924588 ""
 EOD
 $marks1 << EOD
-2 0.0000 "expiry" 14034728 2.300 0.5122
-1 0.5994 "acquire sent +0.60" 3355443 1.300 0.0000
-1 0.8937 "reply: leads +0.89" 2924588 0.700 0.0000
-1 0.9397 "elected callback +0.94" 2924588 1.435 0.0000
+2 0.0000 "expiry" 14034728 2.300 0.5124
+1 0.0421 "acquire sent +0.04" 3355443 1.300 0.0000
+1 0.4724 "reply: leads +0.47" 2924588 0.700 0.0000
+1 0.5137 "elected callback +0.51" 2924588 1.435 0.0000
 EOD
-set title "... zoomed on the expiry: new leader elected 0.94 ms after the lease expired in Redis" font ",12"
+set title "... zoomed on the expiry: new leader elected 0.51 ms after the lease expired in Redis" font ",12"
 set xlabel "ms after the lease expired in Redis (error bar: uncertainty of the expiry instant)"
 set xrange [-1.5000:1.5000]
 set yrange [0.35:2.65]
-set ytics ("lease key in Redis" 2, "standby m76" 1)
+set ytics ("lease key in Redis" 2, "standby m71" 1)
 plot $bars1 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars1 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks1 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
      $marks1 using 2:1:4 with points pt 7 ps 1.4 lc rgb variable notitle, \
      $marks1 using 2:5:3 with labels font ",9" notitle
 $bars2 << EOD
-2 -0.2500 0.0386 2062260 ""
-1 0.7396 1.3000 2924588 ""
+2 -0.2500 0.0419 2062260 ""
+1 0.6263 1.3000 2924588 ""
 EOD
 $marks2 << EOD
 2 0.0000 "step_down received" 3355443 2.300 0.0000
-2 0.0386 "claim withdrawn +0.04" 3355443 1.700 0.0000
-1 0.4412 "release notice -> acquire sent +0.44" 3355443 1.300 0.0000
-1 0.7396 "reply: leads +0.74" 2924588 0.700 0.0000
-1 0.7599 "elected callback +0.76" 2924588 1.435 0.0000
+2 0.0419 "claim withdrawn +0.04" 3355443 1.700 0.0000
+1 0.4691 "release notice -> acquire sent +0.47" 3355443 1.300 0.0000
+1 0.6263 "reply: leads +0.63" 2924588 0.700 0.0000
+1 0.6518 "elected callback +0.65" 2924588 1.435 0.0000
 EOD
-set title "Graceful hand-over (step_down), median round: 0.76 ms from command to new leader" font ",12"
+set title "Graceful hand-over (step_down), median round: 0.65 ms from command to new leader" font ",12"
 set xlabel "ms after the leader received 'step_down'"
 set xrange [-0.2500:1.3000]
 set yrange [0.35:2.65]
-set ytics ("old leader m3" 2, "standby m1" 1)
+set ytics ("old leader m2" 2, "standby m3" 1)
 plot $bars2 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars2 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks2 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
@@ -75,25 +75,25 @@ plot $bars2 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable no
 unset multiplot
 set output
 set terminal pngcairo size 1100,950 noenhanced font "Sans,10" background rgb "white"
-set output "/work/main/docs/img/failover_timeline.png"
+set output "docs/img/failover_timeline.png"
 set multiplot layout 3,1
 $bars0 << EOD
-3 -376.7443 0.0000 2062260 ""
-2 -376.7443 957.5597 14034728 "held by m77"
-1 958.4994 1068.5189 2924588 ""
+3 -412.0032 0.0000 2062260 ""
+2 -412.0032 921.4405 14034728 "held by m73"
+1 921.9542 1031.8708 2924588 ""
 EOD
 $marks0 << EOD
-3 -376.7443 "acquired" 3355443 3.300 0.0000
-3 -43.6750 "renewal sent" 3355443 2.700 0.0000
+3 -412.0032 "acquired" 3355443 3.300 0.0000
+3 -78.8694 "renewal sent" 3355443 2.700 0.0000
 3 0.0000 "SIGKILL" 3355443 3.435 0.0000
-2 957.5597 "lease expires +958 ms" 14034728 2.300 0.0000
-1 958.4994 "elected +958 ms" 2924588 1.300 0.0000
+2 921.4405 "lease expires +921 ms" 14034728 2.300 0.0000
+1 921.9542 "elected +922 ms" 2924588 1.300 0.0000
 EOD
-set title "Crash failover (SIGKILL of the leader m77; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
+set title "Crash failover (SIGKILL of the leader m73; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
 set xlabel "ms after SIGKILL"
-set xrange [-416.7443:1068.5189]
+set xrange [-452.0032:1031.8708]
 set yrange [0.35:3.65]
-set ytics ("old leader m77" 3, "lease key in Redis" 2, "standby m76" 1)
+set ytics ("old leader m73" 3, "lease key in Redis" 2, "standby m71" 1)
 plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars0 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks0 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
@@ -101,40 +101,40 @@ plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable no
      $marks0 using 2:5:3 with labels font ",9" notitle
 $bars1 << EOD
 2 -1.5000 0.0000 14034728 ""
-1 0.8937 1.5000 2924588 ""
+1 0.4724 1.5000 2924588 ""
 EOD
 $marks1 << EOD
-2 0.0000 "expiry" 14034728 2.300 0.5122
-1 0.5994 "acquire sent +0.60" 3355443 1.300 0.0000
-1 0.8937 "reply: leads +0.89" 2924588 0.700 0.0000
-1 0.9397 "elected callback +0.94" 2924588 1.435 0.0000
+2 0.0000 "expiry" 14034728 2.300 0.5124
+1 0.0421 "acquire sent +0.04" 3355443 1.300 0.0000
+1 0.4724 "reply: leads +0.47" 2924588 0.700 0.0000
+1 0.5137 "elected callback +0.51" 2924588 1.435 0.0000
 EOD
-set title "... zoomed on the expiry: new leader elected 0.94 ms after the lease expired in Redis" font ",12"
+set title "... zoomed on the expiry: new leader elected 0.51 ms after the lease expired in Redis" font ",12"
 set xlabel "ms after the lease expired in Redis (error bar: uncertainty of the expiry instant)"
 set xrange [-1.5000:1.5000]
 set yrange [0.35:2.65]
-set ytics ("lease key in Redis" 2, "standby m76" 1)
+set ytics ("lease key in Redis" 2, "standby m71" 1)
 plot $bars1 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars1 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks1 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
      $marks1 using 2:1:4 with points pt 7 ps 1.4 lc rgb variable notitle, \
      $marks1 using 2:5:3 with labels font ",9" notitle
 $bars2 << EOD
-2 -0.2500 0.0386 2062260 ""
-1 0.7396 1.3000 2924588 ""
+2 -0.2500 0.0419 2062260 ""
+1 0.6263 1.3000 2924588 ""
 EOD
 $marks2 << EOD
 2 0.0000 "step_down received" 3355443 2.300 0.0000
-2 0.0386 "claim withdrawn +0.04" 3355443 1.700 0.0000
-1 0.4412 "release notice -> acquire sent +0.44" 3355443 1.300 0.0000
-1 0.7396 "reply: leads +0.74" 2924588 0.700 0.0000
-1 0.7599 "elected callback +0.76" 2924588 1.435 0.0000
+2 0.0419 "claim withdrawn +0.04" 3355443 1.700 0.0000
+1 0.4691 "release notice -> acquire sent +0.47" 3355443 1.300 0.0000
+1 0.6263 "reply: leads +0.63" 2924588 0.700 0.0000
+1 0.6518 "elected callback +0.65" 2924588 1.435 0.0000
 EOD
-set title "Graceful hand-over (step_down), median round: 0.76 ms from command to new leader" font ",12"
+set title "Graceful hand-over (step_down), median round: 0.65 ms from command to new leader" font ",12"
 set xlabel "ms after the leader received 'step_down'"
 set xrange [-0.2500:1.3000]
 set yrange [0.35:2.65]
-set ytics ("old leader m3" 2, "standby m1" 1)
+set ytics ("old leader m2" 2, "standby m3" 1)
 plot $bars2 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars2 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks2 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \

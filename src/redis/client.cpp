@@ -40,6 +40,8 @@ using leasehold::detail::complete_now;
 using namespace asio::experimental::awaitable_operators;
 using clock = std::chrono::steady_clock;
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+// Output buffers larger than this are freed once written, not reused.
+constexpr std::size_t kept_buffer_capacity = 64 * 1024;
 
 namespace {
 
@@ -52,6 +54,15 @@ bool cancelled(const asio::cancellation_state& state) {
 }
 
 }  // namespace
+
+// One EVALSHA (or, after NOSCRIPT, EVAL) on its way.
+struct ScriptCall {
+  EvalHandler handler;
+  const Script* script = nullptr;
+  const ScriptArguments* arguments = nullptr;
+  std::shared_ptr<const ScriptArguments> owned;  // when the caller passed vectors
+  bool by_body = false;                          // EVAL: the retry after NOSCRIPT
+};
 
 class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
  public:
@@ -94,60 +105,28 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   // ---- requests -----------------------------------------------------------
 
-  void exec(Request request, ExecHandler handler, bool internal = false) {
-    if (role_ == Role::subscriber && !internal) {
-      return complete_later(ex_, std::move(handler),
-                            make_error_code(errc::invalid_argument), std::vector<Reply>{});
-    }
-    if (stopped_) {
-      return complete_later(ex_, std::move(handler), make_error_code(errc::stopped),
-                            std::vector<Reply>{});
-    }
-    if (!up_) {
-      return complete_later(ex_, std::move(handler), make_error_code(errc::not_connected),
-                            std::vector<Reply>{});
-    }
+  void exec(Request request, ExecHandler handler) {
+    if (const error_code ec = refusal()) return complete_later(ex_, std::move(handler), ec, std::vector<Reply>{});
     if (request.empty()) {
       return complete_later(ex_, std::move(handler), error_code{}, std::vector<Reply>{});
     }
     const std::uint64_t id = next_id_++;
-    auto slot = asio::get_associated_cancellation_slot(handler);
-    if (slot.is_connected()) {
-      // The command may already be on the wire: its outcome is unknown, so
-      // the only safe way to cancel is to drop the connection.
-      slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
-        if (auto self = weak.lock()) self->cancel_request(id);
-      });
-    }
+    watch_cancellation(handler, id);
     const auto now = clock::now();
-    enqueue(request, Pending{id, request.commands(), {}, std::move(handler),
-                             now + options_.command_timeout, false, now});
+    track(Pending{id, request.commands(), {}, std::move(handler), now + options_.command_timeout, false, now});
+    append_output(request.payload(), request.commands());
   }
 
-  void eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
-            EvalHandler handler) {
-    auto slot = asio::get_associated_cancellation_slot(handler);
-    Request request = eval_request("EVALSHA", script.sha1(), keys, args);
-    auto on_reply = [self = shared_from_this(), &script, keys = std::move(keys),
-                     args = std::move(args), h = std::move(handler)](
-                        error_code ec, std::vector<Reply> replies) mutable {
-      if (!ec && replies.size() == 1 && replies[0].is_error() &&
-          classify_server_error(replies[0].str) == errc::no_script) {
-        // EVAL runs the body and loads it into the script cache again.
-        Request retry = eval_request("EVAL", script.body(), keys, args);
-        auto inner_slot = asio::get_associated_cancellation_slot(h);
-        self->exec(std::move(retry),
-                   asio::bind_cancellation_slot(
-                       inner_slot, [self, h = std::move(h)](error_code ec2,
-                                                            std::vector<Reply> r2) mutable {
-                         self->finish_eval(std::move(h), ec2, std::move(r2));
-                       }),
-                   true);
-        return;
-      }
-      self->finish_eval(std::move(h), ec, std::move(replies));
-    };
-    exec(std::move(request), asio::bind_cancellation_slot(slot, std::move(on_reply)), true);
+  void eval(ScriptCall call) {
+    if (const error_code ec = refusal()) return complete_later(ex_, std::move(call.handler), ec, Reply{});
+    const std::uint64_t id = next_id_++;
+    watch_cancellation(call.handler, id);
+    const auto now = clock::now();
+    // Encoded straight into the output buffer: no Request, no copies.
+    call.arguments->encode_call(outbuf_, *call.script, call.by_body);
+    ++stats_.commands_sent;
+    write_signal_.cancel();
+    track(Pending{id, 1, {}, {}, now + options_.command_timeout, false, now, std::move(call)});
   }
 
   // ---- pub/sub ------------------------------------------------------------
@@ -163,16 +142,13 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   void unsubscribe(const std::vector<std::string>& channels) {
     std::vector<std::string_view> gone{"UNSUBSCRIBE"};
     for (const auto& c : channels) {
-      if (wanted_channels_.erase(c) != 0) {
-        confirmed_channels_.erase(c);
-        gone.push_back(c);
-      }
+      if (wanted_channels_.erase(c) != 0) gone.push_back(c);
     }
     if (gone.size() > 1 && up_) send_raw(gone);
   }
 
   bool subscribed() const noexcept {
-    return up_ && confirmed_channels_.size() == wanted_channels_.size();
+    return up_ && server_subscriptions_ == wanted_channels_.size();
   }
 
   // ---- state --------------------------------------------------------------
@@ -192,42 +168,47 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     std::uint64_t id;
     std::size_t expected;
     std::vector<Reply> replies;
-    ExecHandler handler;  // empty for internal health checks
+    ExecHandler handler;  // empty for internal health checks and script calls
     clock::time_point deadline;
     bool cancelled;
     clock::time_point enqueued;  // for the round-trip histogram
+    ScriptCall call{};           // a script call: completes with its one reply
   };
 
-  static Request eval_request(std::string_view verb, std::string_view script,
-                              const std::vector<std::string>& keys,
-                              const std::vector<std::string>& args) {
-    const std::string numkeys = std::to_string(keys.size());
-    std::vector<std::string_view> argv{verb, script, numkeys};
-    argv.insert(argv.end(), keys.begin(), keys.end());
-    argv.insert(argv.end(), args.begin(), args.end());
-    Request r;
-    r.push(argv);
-    return r;
+  error_code refusal() const {
+    if (role_ == Role::subscriber) return make_error_code(errc::invalid_argument);
+    if (stopped_) return make_error_code(errc::stopped);
+    if (!up_) return make_error_code(errc::not_connected);
+    return {};
   }
 
-  void finish_eval(EvalHandler h, error_code ec, std::vector<Reply> replies) {
-    Reply reply;
-    if (!ec) {
-      if (replies.size() != 1) {
-        ec = make_error_code(errc::unexpected_reply);
-      } else {
-        reply = std::move(replies[0]);
-        if (reply.is_error()) ec = make_error_code(classify_server_error(reply.str));
+  template <typename Handler>
+  void watch_cancellation(const Handler& handler, std::uint64_t id) {
+    auto slot = asio::get_associated_cancellation_slot(handler);
+    if (!slot.is_connected()) return;
+    // The command may already be on the wire: its outcome is unknown, so
+    // the only safe way to cancel is to drop the connection.
+    slot.assign([weak = weak_from_this(), id](asio::cancellation_type) {
+      if (auto self = weak.lock()) self->cancel_request(id);
+    });
+  }
+
+  void finish_call(ScriptCall call, Reply reply) {
+    error_code ec;
+    if (reply.is_error()) {
+      ec = make_error_code(classify_server_error(reply.str));
+      if (ec == errc::no_script && !call.by_body) {
+        // EVAL runs the body and loads it into the script cache again.
+        call.by_body = true;
+        return eval(std::move(call));
       }
     }
-    // Already running on ex_ (the exec completion was posted): one post is enough.
-    complete_now(ex_, std::move(h), ec, std::move(reply));
+    complete_later(ex_, std::move(call.handler), ec, std::move(reply));
   }
 
-  void enqueue(const Request& request, Pending pending) {
+  void track(Pending pending) {
     const bool was_idle = pending_.empty();
     pending_.push_back(std::move(pending));
-    append_output(request.payload(), request.commands());
     // The watchdog sleeps until the idle health check; it must now watch the
     // new command's deadline instead.
     if (was_idle) watchdog_timer_.cancel();
@@ -262,9 +243,9 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     auto pending = std::move(pending_);
     pending_.clear();
     for (auto& p : pending) {
-      if (!p.handler) continue;
       const error_code ec = p.cancelled ? error_code(asio::error::operation_aborted) : why.code;
-      complete_later(ex_, std::move(p.handler), ec, std::vector<Reply>{});
+      if (p.call.handler) complete_later(ex_, std::move(p.call.handler), ec, Reply{});
+      if (p.handler) complete_later(ex_, std::move(p.handler), ec, std::vector<Reply>{});
     }
     outbuf_.clear();
   }
@@ -283,7 +264,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       }
       const bool was_up = up_;
       up_ = false;
-      confirmed_channels_.clear();
+      server_subscriptions_ = 0;
       if (stream_) stream_->close();
       stream_.reset();
       if (stopped_) break;
@@ -507,6 +488,13 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     }
     Pending& front = pending_.front();
     if (!reply.is_error()) note_reply();
+    if (front.call.script != nullptr) {
+      ScriptCall call = std::move(front.call);
+      stats_.round_trip.record(clock::now() - front.enqueued);
+      pending_.pop_front();
+      finish_call(std::move(call), std::move(reply));
+      return {};
+    }
     front.replies.push_back(std::move(reply));
     if (front.replies.size() == front.expected) {
       Pending done = std::move(front);
@@ -535,13 +523,18 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     };
     if (kind == "message" && reply.elements.size() == 3) {
       if (message_handler_) message_handler_(arg(1), arg(2));
-    } else if (kind == "subscribe") {
-      if (wanted_channels_.count(std::string(arg(1))) != 0) {
-        confirmed_channels_.insert(std::string(arg(1)));
-        if (subscribed_handler_) subscribed_handler_(arg(1));
+    } else if (kind == "subscribe" || kind == "unsubscribe") {
+      // The server counts this connection's subscriptions in every reply:
+      // enough to tell when all wanted channels are confirmed, without a
+      // second set of names.
+      if (reply.elements.size() == 3 && reply.elements[2].is_integer()) {
+        server_subscriptions_ = static_cast<std::size_t>(std::max<std::int64_t>(0, reply.elements[2].integer));
+      }
+      if (kind == "subscribe" && subscribed_handler_ && wanted_channels_.count(std::string(arg(1))) != 0) {
+        subscribed_handler_(arg(1));
       }
     }
-    // "unsubscribe" and "pong" need nothing beyond the activity they prove.
+    // "pong" needs nothing beyond the activity it proves.
     return {};
   }
 
@@ -559,6 +552,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       write_started_ = clock::now();
       auto [ec, n] = co_await stream_->async_write(asio::buffer(writing_), nothrow);
       writing_.clear();
+      // A burst (thousands of renewals at once) must not pin its buffer.
+      if (writing_.capacity() > kept_buffer_capacity) std::string().swap(writing_);
       write_started_.reset();
       if (ec) co_return finish(io_error(ec));
       last_activity_ = clock::now();
@@ -675,7 +670,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   asio::steady_timer backoff_timer_;
   std::optional<Error> abort_reason_;
   std::set<std::string> wanted_channels_;
-  std::set<std::string> confirmed_channels_;
+  std::size_t server_subscriptions_ = 0;  // as the server last counted them
   std::mt19937_64 rng_;
   std::uint64_t next_id_ = 1;
   bool running_ = false;
@@ -726,7 +721,15 @@ void Client::start_exec(Request request, ExecHandler handler) {
 
 void Client::start_eval(const Script& script, std::vector<std::string> keys,
                         std::vector<std::string> args, EvalHandler handler) {
-  impl_->eval(script, std::move(keys), std::move(args), std::move(handler));
+  const std::vector<std::string_view> key_views(keys.begin(), keys.end());
+  const std::vector<std::string_view> arg_views(args.begin(), args.end());
+  auto owned = std::make_shared<const ScriptArguments>(key_views, arg_views);
+  const ScriptArguments* arguments = owned.get();
+  impl_->eval(detail::ScriptCall{std::move(handler), &script, arguments, std::move(owned)});
+}
+
+void Client::start_eval(const Script& script, const ScriptArguments& arguments, EvalHandler handler) {
+  impl_->eval(detail::ScriptCall{std::move(handler), &script, &arguments, nullptr});
 }
 
 }  // namespace leasehold::redis

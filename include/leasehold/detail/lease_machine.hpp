@@ -82,7 +82,9 @@ struct Output {
 
 class LeaseMachine {
  public:
-  LeaseMachine(LeaseTiming timing, std::string instance_id);
+  /// `instance_id` is viewed, not copied: it must outlive the machine (the
+  /// elector's id does; so does a literal).
+  LeaseMachine(LeaseTiming timing, std::string_view instance_id);
 
   // Inputs. Replies and failures carry the seq of the command they answer;
   // answers to commands that are no longer in flight are ignored.
@@ -111,10 +113,19 @@ class LeaseMachine {
   TimePoint confirmed_at() const noexcept { return confirmed_at_; }
   std::int64_t token() const noexcept { return token_; }
   /// The holder as last seen (this instance's id while leading; empty: unknown).
-  const std::string& holder() const noexcept { return holder_; }
+  std::string_view holder() const noexcept { return holder_is_self_ ? id_ : std::string_view(foreign_holder_); }
   Command in_flight() const noexcept { return in_flight_; }
   bool notices_available() const noexcept { return notices_available_; }
   const LeaseTiming& timing() const noexcept { return timing_; }
+  /// When the leader renews next: one heartbeat after the last confirmation,
+  /// the first renewal of a term earlier by the advance below.
+  TimePoint renewal_due() const noexcept;
+  /// Renews the first time in each term this much early (at most half a
+  /// heartbeat). Groups elected together (an elector starting with
+  /// thousands) would otherwise renew in lockstep, one burst per heartbeat,
+  /// forever; a per-group advance spreads them after one renewal, and every
+  /// renewal after that still comes one heartbeat after the last.
+  void set_first_renewal_advance(Duration advance);
 
  private:
   Output send(Output out, Command command, TimePoint now);
@@ -124,10 +135,11 @@ class LeaseMachine {
   void enter_leader(Output& out, TimePoint sent_at, std::int64_t token);
   void leave_leader(Output& out, RevokeReason reason, LeaseState next);
   void see_holder(Output& out, std::string_view holder);
+  void forget_holder();
   TimePoint lease_end(TimePoint sent_at) const { return sent_at + timing_.ttl - timing_.drift_margin; }
 
   LeaseTiming timing_;
-  std::string id_;
+  std::string_view id_;
   LeaseState state_ = LeaseState::idle;
 
   Command in_flight_ = Command::none;
@@ -140,9 +152,11 @@ class LeaseMachine {
   TimePoint next_attempt_{};     // candidate: when to try to acquire
   TimePoint hold_until_{};       // after step_down: no campaign before this
   std::int64_t token_ = 0;
-  std::string holder_;
+  std::string foreign_holder_;  // the holder unless it is this instance
+  bool holder_is_self_ = false;
   bool notices_available_ = false;
-  bool look_again_ = false;  // a notice came while an acquire was in flight
+  bool look_again_ = false;
+  Duration first_renewal_advance_{};  // a notice came while an acquire was in flight
 };
 
 }  // namespace leasehold::detail

@@ -19,6 +19,7 @@
 #include <leasehold/redis/codec.hpp>
 #include <leasehold/redis/reply.hpp>
 #include <leasehold/redis/script.hpp>
+#include <leasehold/redis/script_arguments.hpp>
 #include <leasehold/redis_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -132,6 +133,15 @@ class Client {
         token, std::move(keys), std::move(args));
   }
 
+  /// The same with keys and arguments encoded beforehand (a call repeated
+  /// many times); `arguments` must outlive the operation too.
+  template <typename CompletionToken>
+  auto async_eval(const Script& script, const ScriptArguments& arguments, CompletionToken&& token) {
+    return asio::async_initiate<CompletionToken, void(error_code, Reply)>(
+        [this, &script, &arguments](auto handler) { start_eval(script, arguments, EvalHandler(std::move(handler))); },
+        token);
+  }
+
   /// Role::subscriber: channels to be subscribed to now and after every
   /// reconnect.
   void subscribe(const std::vector<std::string>& channels);
@@ -147,6 +157,7 @@ class Client {
   void start_exec(Request request, ExecHandler handler);
   void start_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   EvalHandler handler);
+  void start_eval(const Script& script, const ScriptArguments& arguments, EvalHandler handler);
 
   std::shared_ptr<detail::ClientImpl> impl_;
 };

@@ -1,0 +1,30 @@
+#pragma once
+// The keys and arguments of a script call, encoded once. A lease command of
+// one group always carries the same keys and arguments, so the elector keeps
+// them encoded instead of building and formatting them on every renewal.
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace leasehold::redis {
+
+class Script;
+
+class ScriptArguments {
+ public:
+  ScriptArguments(std::span<const std::string_view> keys, std::span<const std::string_view> args);
+
+  /// Appends the whole call to `out`: EVALSHA with the script's SHA1, or
+  /// (`by_body`) EVAL with its body, which also reloads it after NOSCRIPT.
+  void encode_call(std::string& out, const Script& script, bool by_body) const;
+
+ private:
+  // RESP bulk strings of numkeys, the keys and the arguments (hiredis's
+  // encoding without its array header, which depends on the verb's slots).
+  std::string encoded_;
+  std::size_t count_ = 0;
+};
+
+}  // namespace leasehold::redis

@@ -1,0 +1,54 @@
+// Pre-encoded script arguments produce, byte for byte, what encoding the
+// whole EVALSHA or EVAL command at once produces.
+
+#include <leasehold/redis/codec.hpp>
+#include <leasehold/redis/script.hpp>
+#include <leasehold/redis/script_arguments.hpp>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace redis = leasehold::redis;
+
+namespace {
+
+std::string whole(std::vector<std::string_view> argv) {
+  std::string out;
+  redis::encode_command(out, argv);
+  return out;
+}
+
+}  // namespace
+
+TEST(ScriptArguments, EncodeTheSameBytesAsTheWholeCommand) {
+  const redis::Script script("return {KEYS[1], ARGV[1]}");
+  const std::string binary("a\0b\r\n", 5);
+  const std::array<std::string_view, 2> keys{"leader:g1", "leader:g1:token"};
+  const std::array<std::string_view, 3> args{"instance-1", "5000", binary};
+  const redis::ScriptArguments arguments(keys, args);
+
+  std::string by_sha;
+  arguments.encode_call(by_sha, script, false);
+  EXPECT_EQ(by_sha, whole({"EVALSHA", script.sha1(), "2", keys[0], keys[1], args[0], args[1], args[2]}));
+
+  std::string by_body = "prefix";  // appends, keeps what was there
+  arguments.encode_call(by_body, script, true);
+  EXPECT_EQ(by_body, "prefix" + whole({"EVAL", script.body(), "2", keys[0], keys[1], args[0], args[1], args[2]}));
+}
+
+TEST(ScriptArguments, NoKeysAndManyArguments) {
+  const redis::Script script("return #ARGV");
+  std::vector<std::string> owned;
+  for (int i = 0; i < 40; ++i) owned.push_back(std::to_string(i * 7919));
+  const std::vector<std::string_view> args(owned.begin(), owned.end());
+  const redis::ScriptArguments arguments({}, args);
+  std::string out;
+  arguments.encode_call(out, script, false);
+  std::vector<std::string_view> argv{"EVALSHA", script.sha1(), "0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  EXPECT_EQ(out, whole(argv));
+}
