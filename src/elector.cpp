@@ -90,14 +90,7 @@ struct GroupState {
         key(o.key_prefix + name),
         lease_arguments(lease_arguments_of(key, id, ttl_ms)),
         machine(timing, id),
-        flag(std::make_shared<LeaderFlag>()) {
-    // A fixed phase per group, from its name: up to a quarter heartbeat.
-    const auto quarter = timing.heartbeat_interval.count() / 4;
-    if (quarter > 0) {
-      const auto hash = static_cast<Duration::rep>(std::hash<std::string_view>{}(name) % static_cast<std::size_t>(quarter));
-      machine.set_first_renewal_advance(Duration(hash));
-    }
-  }
+        flag(std::make_shared<LeaderFlag>()) {}
 
   const std::string name;
   const std::string key;

@@ -1,7 +1,5 @@
 #include <leasehold/detail/lease_machine.hpp>
 
-#include <algorithm>
-
 namespace leasehold::detail {
 
 std::string_view to_string(RevokeReason reason) noexcept {
@@ -40,15 +38,6 @@ std::optional<TimePoint> LeaseMachine::deadline() const noexcept {
 }
 
 // ---- leadership: the only two places that start and end a term -----------
-
-TimePoint LeaseMachine::renewal_due() const noexcept {
-  const TimePoint due = confirmed_at_ + timing_.heartbeat_interval;
-  return confirmed_at_ == term_started_ ? due - first_renewal_advance_ : due;
-}
-
-void LeaseMachine::set_first_renewal_advance(Duration advance) {
-  first_renewal_advance_ = std::clamp(advance, Duration::zero(), timing_.heartbeat_interval / 2);
-}
 
 void LeaseMachine::enter_leader(Output& out, TimePoint sent_at, std::int64_t token) {
   state_ = LeaseState::leader;

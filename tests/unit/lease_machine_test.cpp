@@ -303,33 +303,6 @@ TEST_F(LeaseMachineTest, HeartbeatSendsRenewAndTheReplyMovesTheDeadlineToItsSend
   EXPECT_EQ(m.term_started(), kT0);
 }
 
-TEST_F(LeaseMachineTest, FirstRenewalOfATermComesEarlyByTheAdvanceThenEveryHeartbeat) {
-  lead();
-  m.set_first_renewal_advance(300ms);  // the elector sets it at construction; lead() checks the default wake
-  EXPECT_EQ(m.renewal_due(), kT0 + kHeartbeat - 300ms);
-  advance_to(kT0 + kHeartbeat - 301ms);
-  EXPECT_OUT(timer(), .wake = kT0 + kHeartbeat - 300ms);
-  advance(1ms);
-  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = kT0 + kLease);
-  const TimePoint first = now;
-  advance(20ms);
-  EXPECT_OUT(renewed(2), .wake = first + kHeartbeat);  // a whole heartbeat from now on
-  advance_to(first + kHeartbeat);
-  EXPECT_OUT(timer(), .send = Command::renew, .seq = 3, .wake = first + kLease);
-  const TimePoint second = now;
-  advance(20ms);
-  EXPECT_OUT(renewed(3), .wake = second + kHeartbeat);
-  EXPECT_EQ(m.term_started(), kT0);
-}
-
-TEST_F(LeaseMachineTest, FirstRenewalAdvanceIsAtMostHalfAHeartbeat) {
-  lead();
-  m.set_first_renewal_advance(kLease);
-  EXPECT_EQ(m.renewal_due(), kT0 + kHeartbeat - kHeartbeat / 2);
-  m.set_first_renewal_advance(-5ms);
-  EXPECT_EQ(m.renewal_due(), kT0 + kHeartbeat);
-}
-
 TEST_F(LeaseMachineTest, ManyHeartbeatsNeverElectAgain) {
   lead();
   TimePoint confirmed = kT0;

@@ -117,15 +117,8 @@ class LeaseMachine {
   Command in_flight() const noexcept { return in_flight_; }
   bool notices_available() const noexcept { return notices_available_; }
   const LeaseTiming& timing() const noexcept { return timing_; }
-  /// When the leader renews next: one heartbeat after the last confirmation,
-  /// the first renewal of a term earlier by the advance below.
-  TimePoint renewal_due() const noexcept;
-  /// Renews the first time in each term this much early (at most half a
-  /// heartbeat). Groups elected together (an elector starting with
-  /// thousands) would otherwise renew in lockstep, one burst per heartbeat,
-  /// forever; a per-group advance spreads them after one renewal, and every
-  /// renewal after that still comes one heartbeat after the last.
-  void set_first_renewal_advance(Duration advance);
+  /// When the leader renews next: one heartbeat after the last confirmation.
+  TimePoint renewal_due() const noexcept { return confirmed_at_ + timing_.heartbeat_interval; }
 
  private:
   Output send(Output out, Command command, TimePoint now);
@@ -155,8 +148,7 @@ class LeaseMachine {
   std::string foreign_holder_;  // the holder unless it is this instance
   bool holder_is_self_ = false;
   bool notices_available_ = false;
-  bool look_again_ = false;
-  Duration first_renewal_advance_{};  // a notice came while an acquire was in flight
+  bool look_again_ = false;  // a notice came while an acquire was in flight
 };
 
 }  // namespace leasehold::detail
