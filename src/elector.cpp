@@ -83,6 +83,17 @@ redis::ScriptArguments lease_arguments_of(const std::string& key, const std::str
 
 std::string release_channel(std::string_view key) { return std::string(key) + ":released"; }
 
+// The PSUBSCRIBE pattern matching release_channel() of every key under
+// `prefix`; glob characters in the prefix match only themselves.
+std::string release_pattern(std::string_view prefix) {
+  std::string pattern;
+  for (const char c : prefix) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  return pattern + "*:released";
+}
+
 struct GroupState {
   GroupState(std::string n, const ElectorOptions& o, LeaseTiming timing, const std::string& id,
              const std::string& ttl_ms)
@@ -405,16 +416,22 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     client_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
     subscriber_.on_state([this](bool up, const Error& error) {
       on_subscriber(up, error);
-      if (up) return;  // notices count as available once each channel is confirmed
+      notices_confirmed_ = false;
+      if (up) return;  // notices count as available once the pattern is confirmed
       for (GroupState* g : begun_) apply(*g, g->machine.on_notices_available(Clock::now(), false));
     });
     subscriber_.on_error_reply([this](const Error& error) { on_subscriber_error(error); });
-    subscriber_.on_subscribed([this](std::string_view channel) {
-      if (GroupState* g = group_of_channel(channel)) apply(*g, g->machine.on_notices_available(Clock::now(), true));
+    subscriber_.on_subscribed([this](std::string_view) {
+      notices_confirmed_ = true;
+      for (GroupState* g : begun_) apply(*g, g->machine.on_notices_available(Clock::now(), true));
     });
     subscriber_.on_message([this](std::string_view channel, std::string_view releaser) {
       if (GroupState* g = group_of_channel(channel)) apply(*g, g->machine.on_release_notice(Clock::now(), releaser));
     });
+    // One pattern for the release notices of every group under the prefix
+    // (channels of groups not campaigned for are ignored on arrival): a
+    // channel per group cost ~130 B each and a 10,000-name SUBSCRIBE.
+    subscriber_.psubscribe({release_pattern(options_.key_prefix)});
     client_.start();
     subscriber_.start();
     for (GroupState* g : registry_.snapshot()) begin(*g);
@@ -436,9 +453,9 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (g.begun) return;
     g.begun = true;
     begun_.push_back(&g);
-    subscriber_.subscribe({release_channel(g.key)});
     const auto now = Clock::now();
     apply(g, g.machine.start(now));
+    if (notices_confirmed_) apply(g, g.machine.on_notices_available(now, true));
     if (client_.connected()) apply(g, g.machine.on_connected(now));
   }
 
@@ -467,10 +484,24 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
                       ever_connected_ ? "lost the connection to" : "cannot connect to", endpoint, error.message()));
       emit_error("", error);
     }
-    for (GroupState* g : begun_) {
-      apply(*g, up ? g->machine.on_connected(now)
-                   : g->machine.on_disconnected(now, error.code == errc::timeout));
-    }
+    ++connection_epoch_;
+    if (up) return connect_groups(0, begun_.size(), connection_epoch_);
+    // Losing the connection ends every claim at once, whatever the count.
+    for (GroupState* g : begun_) apply(*g, g->machine.on_disconnected(now, error.code == errc::timeout));
+  }
+
+  // Tells groups [from, to) that the connection is up, a pass at a time: each
+  // sends its acquire, and thousands at once would be one burst holding a
+  // pending entry and the encoded command of every group until the replies
+  // come back. A group begun meanwhile was told by begin() itself.
+  void connect_groups(std::size_t from, std::size_t to, std::uint64_t epoch) {
+    const auto now = Clock::now();
+    const std::size_t end = std::min(to, from + groups_per_pass);
+    for (std::size_t i = from; i < end; ++i) apply(*begun_[i], begun_[i]->machine.on_connected(now));
+    if (end == to) return;
+    asio::post(strand_, [self = shared_from_this(), end, to, epoch] {
+      if (self->connection_epoch_ == epoch && !self->stopping_) self->connect_groups(end, to, epoch);
+    });
   }
 
   // Without release notices standbys still fail over, by polling: worth a
@@ -491,7 +522,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
                                        error.message(), options_.retry_interval.count()));
   }
 
-  // SUBSCRIBE refused (NOPERM on the channel): the connection stays up but
+  // PSUBSCRIBE refused (NOPERM on the pattern): the connection stays up but
   // the refused groups only ever learn of releases by polling.
   void on_subscriber_error(const Error& error) {
     if (error.code == subscriber_error_) return;
@@ -747,12 +778,19 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
 
   void fire() {
     const auto now = Clock::now();
-    // Every group due now is handled in this one pass, so their renewals
-    // leave in one pipelined write. The budget stops a group that keeps
-    // asking to be woken at once from holding the strand.
+    // The groups due now leave together, pipelined, up to groups_per_pass:
+    // then replies are let in before the rest, so that 10,000 renewals due
+    // at once never hold 10,000 pending entries and buffers. The budget
+    // stops a group that keeps asking to be woken at once from holding the
+    // strand.
+    std::size_t handled = 0;
     for (std::size_t budget = 2 * begun_.size() + 1; budget > 0 && !wakes_.empty(); --budget) {
       GroupState& g = wakes_.top();
       if (g.wake_at > now) break;
+      if (handled++ == groups_per_pass) {
+        asio::post(strand_, [self = shared_from_this()] { self->fire(); });
+        return;
+      }
       wakes_.remove(g);
       apply(g, g.machine.on_timer(now));
     }
@@ -864,6 +902,9 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   Elector::AuditHandler audit_;
   std::vector<GroupState*> begun_;
   WakeQueue<GroupState> wakes_;
+  // Groups handled in one strand turn by fire() and connect_groups().
+  static constexpr std::size_t groups_per_pass = 256;
+  std::uint64_t connection_epoch_ = 0;  // bumped by every connect and disconnect
   asio::steady_timer timer_;
   bool armed_ = false;
   TimePoint armed_at_{};
@@ -884,6 +925,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   std::atomic<Phase> phase_{Phase::idle};
   std::atomic<bool> connected_{false};
   std::atomic<bool> notices_up_{false};
+  bool notices_confirmed_ = false;  // the server confirmed the release pattern (strand)
   std::atomic<std::int64_t> loop_seen_ns_{0};
 };
 

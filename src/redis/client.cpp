@@ -131,10 +131,14 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   // ---- pub/sub ------------------------------------------------------------
 
-  void subscribe(const std::vector<std::string>& channels) {
-    std::vector<std::string_view> fresh{"SUBSCRIBE"};
-    for (const auto& c : channels) {
-      if (wanted_channels_.insert(c).second) fresh.push_back(c);
+  void subscribe(const std::vector<std::string>& channels) { subscribe("SUBSCRIBE", wanted_channels_, channels); }
+  void psubscribe(const std::vector<std::string>& patterns) { subscribe("PSUBSCRIBE", wanted_patterns_, patterns); }
+
+  // SUBSCRIBE (channels) or PSUBSCRIBE (patterns) to what is not wanted yet.
+  void subscribe(std::string_view verb, std::set<std::string>& wanted, const std::vector<std::string>& names) {
+    std::vector<std::string_view> fresh{verb};
+    for (const auto& c : names) {
+      if (wanted.insert(c).second) fresh.push_back(c);
     }
     if (fresh.size() > 1 && up_) send_raw(fresh);
   }
@@ -148,7 +152,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   }
 
   bool subscribed() const noexcept {
-    return up_ && server_subscriptions_ == wanted_channels_.size();
+    return up_ && server_subscriptions_ == wanted_channels_.size() + wanted_patterns_.size();
   }
 
   // ---- state --------------------------------------------------------------
@@ -315,9 +319,10 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     ++stats_.connects;
     last_error_ = {};
     last_activity_ = clock::now();
-    if (role_ == Role::subscriber && !wanted_channels_.empty()) {
-      std::vector<std::string_view> argv{"SUBSCRIBE"};
-      argv.insert(argv.end(), wanted_channels_.begin(), wanted_channels_.end());
+    for (auto [verb, wanted] : {std::pair{"SUBSCRIBE", &wanted_channels_}, std::pair{"PSUBSCRIBE", &wanted_patterns_}}) {
+      if (role_ != Role::subscriber || wanted->empty()) continue;
+      std::vector<std::string_view> argv{verb};
+      argv.insert(argv.end(), wanted->begin(), wanted->end());
       send_raw(argv);
     }
     if (state_handler_) state_handler_(true, {});
@@ -523,16 +528,18 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     };
     if (kind == "message" && reply.elements.size() == 3) {
       if (message_handler_) message_handler_(arg(1), arg(2));
-    } else if (kind == "subscribe" || kind == "unsubscribe") {
+    } else if (kind == "pmessage" && reply.elements.size() == 4) {
+      if (message_handler_) message_handler_(arg(2), arg(3));  // [pmessage, pattern, channel, payload]
+    } else if (kind == "subscribe" || kind == "unsubscribe" || kind == "psubscribe" || kind == "punsubscribe") {
       // The server counts this connection's subscriptions in every reply:
       // enough to tell when all wanted channels are confirmed, without a
       // second set of names.
       if (reply.elements.size() == 3 && reply.elements[2].is_integer()) {
         server_subscriptions_ = static_cast<std::size_t>(std::max<std::int64_t>(0, reply.elements[2].integer));
       }
-      if (kind == "subscribe" && subscribed_handler_ && wanted_channels_.count(std::string(arg(1))) != 0) {
-        subscribed_handler_(arg(1));
-      }
+      const auto& wanted = kind == "subscribe" ? wanted_channels_ : wanted_patterns_;
+      const bool confirms = kind == "subscribe" || kind == "psubscribe";
+      if (confirms && subscribed_handler_ && wanted.count(std::string(arg(1))) != 0) subscribed_handler_(arg(1));
     }
     // "pong" needs nothing beyond the activity it proves.
     return {};
@@ -670,6 +677,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   asio::steady_timer backoff_timer_;
   std::optional<Error> abort_reason_;
   std::set<std::string> wanted_channels_;
+  std::set<std::string> wanted_patterns_;
   std::size_t server_subscriptions_ = 0;  // as the server last counted them
   std::mt19937_64 rng_;
   std::uint64_t next_id_ = 1;
@@ -712,6 +720,7 @@ std::optional<std::chrono::steady_clock::time_point> Client::last_reply_at() con
 }
 void Client::preload(const Script& script) { impl_->preloaded_.push_back(&script); }
 void Client::subscribe(const std::vector<std::string>& channels) { impl_->subscribe(channels); }
+void Client::psubscribe(const std::vector<std::string>& patterns) { impl_->psubscribe(patterns); }
 void Client::unsubscribe(const std::vector<std::string>& channels) { impl_->unsubscribe(channels); }
 bool Client::subscribed() const noexcept { return impl_->subscribed(); }
 

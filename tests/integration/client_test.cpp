@@ -164,6 +164,41 @@ TEST(Client, SubscriberResubscribesAfterRestartAndReceivesLaterMessages) {
   EXPECT_EQ(messages[1], "news=second");
 }
 
+TEST(Client, PatternSubscriptionDeliversTheChannelAndComesBackAfterRestart) {
+  lh::test::RedisServer server;
+  boost::asio::io_context io;
+  Client subscriber(io.get_executor(), server.options(), lh::redis::Role::subscriber);
+  std::vector<std::string> messages;
+  std::vector<std::string> confirmed;
+  subscriber.on_message([&](std::string_view channel, std::string_view payload) {
+    messages.push_back(std::string(channel) + "=" + std::string(payload));
+  });
+  subscriber.on_subscribed([&](std::string_view name) { confirmed.emplace_back(name); });
+  subscriber.subscribe({"plain"});
+  subscriber.psubscribe({"news.*"});
+  subscriber.psubscribe({"news.*"});  // wanted once
+  subscriber.start();
+  ASSERT_TRUE(run_until(io, [&] { return subscriber.subscribed(); }));
+
+  auto admin = server.admin();
+  EXPECT_EQ(admin.call({"PUBLISH", "news.sport", "goal"}).integer, 1);
+  EXPECT_EQ(admin.call({"PUBLISH", "weather", "rain"}).integer, 0);
+  EXPECT_EQ(admin.call({"PUBLISH", "plain", "text"}).integer, 1);
+  ASSERT_TRUE(run_until(io, [&] { return messages.size() == 2; }));
+  EXPECT_EQ(messages[0], "news.sport=goal") << "the channel it was published on, not the pattern";
+  EXPECT_EQ(messages[1], "plain=text");
+
+  server.kill();
+  ASSERT_TRUE(run_until(io, [&] { return !subscriber.subscribed(); }));
+  server.restart();
+  ASSERT_TRUE(run_until(io, [&] { return subscriber.subscribed(); }, 15s));
+  std::sort(confirmed.begin(), confirmed.end());
+  EXPECT_EQ(confirmed, (std::vector<std::string>{"news.*", "news.*", "plain", "plain"}));
+  EXPECT_EQ(server.admin().call({"PUBLISH", "news.tech", "chip"}).integer, 1);
+  ASSERT_TRUE(run_until(io, [&] { return messages.size() == 3; }));
+  EXPECT_EQ(messages[2], "news.tech=chip");
+}
+
 TEST(Client, AclUserWithPasswordSucceedsAndWrongPasswordIsAClearAuthError) {
   lh::test::RedisServerOptions server_options;
   server_options.acl_users = {"alice on >wonderland ~* &* +@all"};

@@ -65,6 +65,42 @@ TEST(Elector, ExactlyOneLeaderAndGracefulStepDownHandsOverAtOnce) {
   EXPECT_FALSE(fleet.at(*first).is_leader());
 }
 
+TEST(Elector, ReleaseNoticesUseOnePatternPerPrefixWithItsGlobCharactersEscaped) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = fast_options();
+  options.key_prefix = "app[1]*:";
+  options.ttl = 20s;             // neither expiry nor polling can explain
+  options.retry_interval = 10s;  // a hand-over within the bound below
+  fleet.add(options);
+  fleet.add(options);
+  const auto first = fleet.wait_single_leader();
+  ASSERT_TRUE(first);
+  auto admin = server.admin();
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    const auto n = admin.call({"PUBSUB", "NUMPAT"});
+    return n.is_integer() && n.integer == 1;  // unique patterns: both electors share it
+  })) << "one pattern per prefix, not a channel per group";
+  EXPECT_EQ(admin.call({"PUBSUB", "NUMSUB", "app[1]*:default:released"}).elements.at(1).integer, 0);
+
+  // An unescaped pattern would match this sibling prefix's channel (PUBLISH
+  // would count two receivers); a notice naming the leader would demote it.
+  const std::string leader_id = fleet.at(*first).instance_id();
+  EXPECT_EQ(admin.call({"PUBLISH", "app1x:default:released", leader_id}).integer, 0);
+  ASSERT_TRUE(fleet.run_checking_single_leader(500ms));
+  EXPECT_TRUE(fleet.at(*first).is_leader());
+  EXPECT_TRUE(fleet.events(*first).revoked.empty());
+
+  // Its own prefix's notice, through the escaped pattern, hands over at once.
+  bool stepped = false;
+  fleet.at(*first).step_down("default", [&](lh::error_code ec) { stepped = !ec; });
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    const auto l = fleet.leaders();
+    return stepped && l.size() == 1 && l[0] != *first;
+  }, 5s)) << "the release notice did not reach the standby";
+  EXPECT_EQ(admin.get("app[1]*:default"), fleet.at(fleet.leaders().front()).instance_id());
+}
+
 TEST(Elector, KilledLeadersLeaseExpiresAndAStandbyTakesOver) {
   lh::test::RedisServer server;
   Fleet fleet(server);

@@ -146,11 +146,15 @@ class Client {
   /// reconnect.
   void subscribe(const std::vector<std::string>& channels);
   void unsubscribe(const std::vector<std::string>& channels);
+  /// Role::subscriber: glob patterns (PSUBSCRIBE), now and after every
+  /// reconnect; their messages reach on_message with the channel they were
+  /// published on, confirmations reach on_subscribed with the pattern.
+  void psubscribe(const std::vector<std::string>& patterns);
   void on_message(MessageHandler handler);
   void on_subscribed(SubscribedHandler handler);
   void on_error_reply(ErrorReplyHandler handler);
   /// Role::subscriber: true once the server confirmed every wanted channel
-  /// on the current connection.
+  /// and pattern on the current connection.
   bool subscribed() const noexcept;
 
  private:
