@@ -96,7 +96,7 @@ class Input {
 
 class Harness {
  public:
-  explicit Harness(const LeaseTiming& timing) : timing_(timing), machine_(timing, kId) {}
+  explicit Harness(const LeaseTiming& timing) : timing_(timing), machine_(timing_, kId) {}
 
   void run(Input& in) {
     step([&] { return machine_.start(now_); });

@@ -95,16 +95,16 @@ std::string release_pattern(std::string_view prefix) {
 }
 
 struct GroupState {
-  GroupState(std::string n, const ElectorOptions& o, LeaseTiming timing, const std::string& id,
+  GroupState(std::string n, const ElectorOptions& o, const LeaseTiming& timing, const std::string& id,
              const std::string& ttl_ms)
-      : name(std::move(n)),
-        key(o.key_prefix + name),
+      : key(o.key_prefix + n),
+        name(std::string_view(key).substr(o.key_prefix.size())),
         lease_arguments(lease_arguments_of(key, id, ttl_ms)),
         machine(timing, id),
         flag(std::make_shared<LeaderFlag>()) {}
 
-  const std::string name;
   const std::string key;
+  const std::string_view name;  // the end of `key`: one copy of the name
   // Acquire and renew, encoded once: the renew script ignores the counter key
   // it is given, so one encoding serves both.
   const redis::ScriptArguments lease_arguments;
@@ -115,8 +115,21 @@ struct GroupState {
   bool begun = false;
   bool in_term = false;             // elected, and the term not yet ended
   std::shared_ptr<TermState> term;  // made on demand: see term_of()
-  std::vector<std::pair<std::uint64_t, TermHandler>> acquire_waiters;
-  std::vector<VoidHandler> step_down_waiters;
+  struct Waiters {
+    std::vector<std::pair<std::uint64_t, TermHandler>> acquire;
+    std::vector<VoidHandler> step_down;
+  };
+  std::unique_ptr<Waiters> waiters;  // made for the first waiter: most groups never have one
+  Waiters& waiting() {
+    if (!waiters) waiters = std::make_unique<Waiters>();
+    return *waiters;
+  }
+  std::vector<std::pair<std::uint64_t, TermHandler>> take_acquire_waiters() {
+    return waiters ? std::exchange(waiters->acquire, {}) : decltype(Waiters::acquire){};
+  }
+  std::vector<VoidHandler> take_step_down_waiters() {
+    return waiters ? std::exchange(waiters->step_down, {}) : decltype(Waiters::step_down){};
+  }
   TimePoint wake_at{};              // when the timer queue wakes this group
   std::size_t wake_slot = unqueued;  // its place in that queue
   error_code last_error;  // the last reported error, so a repeating one is reported once
@@ -128,7 +141,7 @@ struct GroupState {
   std::uint64_t acquire_errors = 0;
   std::uint64_t renewals_ok = 0;
   std::uint64_t renewals_failed = 0;
-  std::array<std::uint64_t, revoke_reason_count> demotions{};
+  std::array<std::uint32_t, revoke_reason_count> demotions{};  // widened for metrics()
   Duration time_as_leader{};
   TimePoint leading_since{};
 
@@ -147,11 +160,16 @@ struct GroupState {
   }
 };
 
+// Whether a message at `level` would be logged: per-group messages are not
+// even formatted when an elector of 10,000 groups is told to be quiet.
+bool logs(LogLevel level) { return level != LogLevel::off && level >= log_level(); }
+
 struct Callbacks {
   Elector::ElectedHandler elected;
   Elector::RevokedHandler revoked;
   Elector::LeaderChangedHandler leader_changed;
   Elector::ErrorHandler error;
+  std::string elector_id;  // for the log line of a callback that throws
 };
 
 class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
@@ -175,8 +193,10 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     client_.preload(release_script());
     warn_about_timing(redis);
     // Not started yet, so nothing to begin: start() begins every group.
-    for (const auto& g : default_and(options_.groups)) {
-      registry_.insert(std::make_unique<GroupState>(g, options_, timing_, id_, ttl_ms_));
+    registry_.reserve(options_.groups.size() + 1);
+    registry_.insert(std::make_unique<GroupState>("default", options_, timing_, id_, ttl_ms_));
+    for (const auto& g : options_.groups) {
+      if (registry_.find(g) == nullptr) registry_.insert(std::make_unique<GroupState>(g, options_, timing_, id_, ttl_ms_));
     }
   }
 
@@ -208,6 +228,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     std::lock_guard lock(callbacks_mutex_);
     auto next = std::make_shared<Callbacks>(callbacks_ ? *callbacks_ : Callbacks{});
     edit(*next);
+    next->elector_id = id_;
     callbacks_ = std::move(next);
   }
 
@@ -247,7 +268,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       return complete_later(strand_, std::move(handler), make_error_code(errc::invalid_argument));
     }
     asio::dispatch(strand_, [self = shared_from_this(), g, h = std::move(handler)]() mutable {
-      g->step_down_waiters.push_back(std::move(h));
+      g->waiting().step_down.push_back(std::move(h));
       self->apply(*g, g->machine.step_down(Clock::now()));
     });
   }
@@ -321,7 +342,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       gm.acquire_errors = g->acquire_errors;
       gm.renewals_ok = g->renewals_ok;
       gm.renewals_failed = g->renewals_failed;
-      gm.demotions = g->demotions;
+      std::copy(g->demotions.begin(), g->demotions.end(), gm.demotions.begin());
       gm.time_as_leader = g->time_as_leader + (g->in_term ? now - g->leading_since : Duration::zero());
       gm.heartbeat_lag = g->heartbeat_lag(now);
       m.groups.push_back(std::move(gm));
@@ -367,11 +388,6 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   static ElectorOptions validated(ElectorOptions o) {
     o.validate();
     return o;
-  }
-
-  static std::vector<std::string> default_and(std::vector<std::string> groups) {
-    groups.insert(groups.begin(), "default");
-    return groups;
   }
 
   static RedisOptions subscriber_options(RedisOptions o) {
@@ -548,12 +564,13 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (g.in_term && g.flag->leading(Clock::now())) {
       return complete_later(strand_, std::move(handler), error_code{}, Term(term_of(g)));
     }
-    g.acquire_waiters.emplace_back(id, std::move(handler));
+    g.waiting().acquire.emplace_back(id, std::move(handler));
     if (started_) begin(g);
   }
 
   void cancel_acquire(GroupState& g, std::uint64_t id) {
-    auto& waiters = g.acquire_waiters;
+    if (!g.waiters) return;
+    auto& waiters = g.waiters->acquire;
     auto it = std::find_if(waiters.begin(), waiters.end(), [id](const auto& w) { return w.first == id; });
     if (it == waiters.end()) return;  // already completed
     auto h = std::move(it->second);
@@ -570,15 +587,13 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     if (out.revoked) end_term(g, *out.revoked);
     if (out.elected) begin_term(g);
     if (out.holder_changed) {
-      if (g.machine.holder() != id_) {
+      if (g.machine.holder() != id_ && logs(LogLevel::info)) {
         log(LogLevel::info, fmt::format("elector {}: group \"{}\": leader is now {}", id_, g.name, g.machine.holder()));
       }
-      emit([ev = LeaderChangedEvent{g.name, std::string(g.machine.holder())}](const Callbacks& c) {
-        if (c.leader_changed) c.leader_changed(ev);
-      });
+      emit(&Callbacks::leader_changed, LeaderChangedEvent{std::string(g.name), std::string(g.machine.holder())});
     }
     if (out.released) {
-      for (auto& h : std::exchange(g.step_down_waiters, {})) complete_later(strand_, std::move(h), error_code{});
+      for (auto& h : g.take_step_down_waiters()) complete_later(strand_, std::move(h), error_code{});
     }
     if (out.send != Command::none) send(g, out.send, out.seq);
     // For health(): when the next renewal is due while none is in flight.
@@ -619,21 +634,21 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     g.last_token = m.token();
     g.leading_since = Clock::now();
     g.renew_lag_ns.store(0, std::memory_order_relaxed);
-    log(LogLevel::info, fmt::format("elector {}: group \"{}\": elected leader (token {}): {}", id_, g.name, m.token(),
-                                    reclaimed ? "re-claimed its own lease" : "acquired the lease"));
-    for (auto& [id, h] : std::exchange(g.acquire_waiters, {})) {
+    if (logs(LogLevel::info)) {
+      log(LogLevel::info, fmt::format("elector {}: group \"{}\": elected leader (token {}): {}", id_, g.name, m.token(),
+                                      reclaimed ? "re-claimed its own lease" : "acquired the lease"));
+    }
+    for (auto& [id, h] : g.take_acquire_waiters()) {
       complete_later(strand_, std::move(h), error_code{}, Term(term_of(g)));
     }
-    emit([ev = ElectedEvent{g.name, m.token(), m.term_started()}](const Callbacks& c) {
-      if (c.elected) c.elected(ev);
-    });
+    emit(&Callbacks::elected, ElectedEvent{std::string(g.name), m.token(), m.term_started()});
   }
 
   // A term's shared state is made when somebody asks for a Term: a group
   // nobody awaits (most of 10,000) never pays for one.
   const std::shared_ptr<TermState>& term_of(GroupState& g) {
     if (!g.term) {
-      g.term = std::make_shared<TermState>(g.name, g.last_token, g.machine.term_started(), strand_);
+      g.term = std::make_shared<TermState>(std::string(g.name), g.last_token, g.machine.term_started(), strand_);
       g.term->deadline_ns.store(g.flag->deadline_ns.load(std::memory_order_relaxed), std::memory_order_release);
     }
     return g.term;
@@ -651,11 +666,11 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     const LogLevel level = (reason == RevokeReason::stepped_down || reason == RevokeReason::stopped)
                                ? LogLevel::info
                                : LogLevel::warning;
-    log(level, fmt::format("elector {}: group \"{}\": no longer leader (token {}): {} ({})", id_, g.name, token,
-                           to_string(reason), explain(reason)));
-    emit([ev = RevokedEvent{g.name, token, reason}](const Callbacks& c) {
-      if (c.revoked) c.revoked(ev);
-    });
+    if (logs(level)) {
+      log(level, fmt::format("elector {}: group \"{}\": no longer leader (token {}): {} ({})", id_, g.name, token,
+                             to_string(reason), explain(reason)));
+    }
+    emit(&Callbacks::revoked, RevokedEvent{std::string(g.name), token, reason});
   }
 
   void send(GroupState& g, Command command, std::uint64_t seq) {
@@ -739,7 +754,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
         Error error{ec, reply.is_error() ? reply.str : reply.debug_string()};
         log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {} failed: {}; retrying every {} ms", id_,
                                            g.name, what, error.message(), options_.retry_interval.count()));
-        emit_error(g.name, error);
+        emit_error(std::string(g.name), error);
       }
     }
     apply(g, g.machine.on_failure(Clock::now(), seq, ec == errc::timeout ? Failure::timeout : Failure::error));
@@ -806,7 +821,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     stopping_ = true;
     phase_.store(Phase::stopped, std::memory_order_release);
     for (GroupState* g : registry_.snapshot()) {
-      for (auto& [id, h] : std::exchange(g->acquire_waiters, {})) {
+      for (auto& [id, h] : g->take_acquire_waiters()) {
         complete_later(strand_, std::move(h), make_error_code(errc::stopped), Term{});
       }
     }
@@ -846,10 +861,10 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
         audit(*g, LeaseAuditEvent::Kind::ended, {});
       }
       if (g->in_term) end_term(*g, RevokeReason::stopped);
-      for (auto& h : std::exchange(g->step_down_waiters, {})) {
+      for (auto& h : g->take_step_down_waiters()) {
         complete_later(strand_, std::move(h), make_error_code(errc::stopped));
       }
-      for (auto& [id, h] : std::exchange(g->acquire_waiters, {})) {
+      for (auto& [id, h] : g->take_acquire_waiters()) {
         complete_later(strand_, std::move(h), make_error_code(errc::stopped), Term{});
       }
     }
@@ -861,29 +876,27 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
 
   // ---- events ---------------------------------------------------------------
 
-  template <typename F>
-  void emit(F deliver) {
+  // Posts `event` to the callback in `slot`, if one is registered: an
+  // elector winning 10,000 groups at once queues no event nobody listens to.
+  template <typename Event>
+  void emit(std::function<void(const Event&)> Callbacks::*slot, Event event) {
     std::shared_ptr<const Callbacks> callbacks;
     {
       std::lock_guard lock(callbacks_mutex_);
       callbacks = callbacks_;
     }
-    if (!callbacks) return;
+    if (!callbacks || !((*callbacks).*slot)) return;
     // Posted, never run here: a slow callback must not delay a renewal.
-    asio::post(callback_strand_, [callbacks, id = id_, deliver = std::move(deliver)] {
+    asio::post(callback_strand_, [callbacks, slot, event = std::move(event)] {
       try {
-        deliver(*callbacks);
+        ((*callbacks).*slot)(event);
       } catch (const std::exception& e) {
-        log(LogLevel::error, fmt::format("elector {}: an event callback threw: {}", id, e.what()));
+        log(LogLevel::error, fmt::format("elector {}: an event callback threw: {}", callbacks->elector_id, e.what()));
       }
     });
   }
 
-  void emit_error(const std::string& group, const Error& error) {
-    emit([ev = ErrorEvent{group, error}](const Callbacks& c) {
-      if (c.error) c.error(ev);
-    });
-  }
+  void emit_error(const std::string& group, const Error& error) { emit(&Callbacks::error, ErrorEvent{group, error}); }
 
   const ElectorOptions options_;
   const std::string id_;
@@ -1018,7 +1031,7 @@ bool Elector::is_leader(std::string_view group) const noexcept { return impl_->i
 
 Group Elector::group(std::string_view name) {
   auto& g = impl_->register_group(name);
-  return Group(g.name, g.flag);
+  return Group(std::string(g.name), g.flag);
 }
 
 void Elector::on_elected(ElectedHandler h) {

@@ -30,6 +30,19 @@ class GroupRegistry {
     }
   }
 
+  /// Makes room for `count` groups at once: one table instead of a series of
+  /// ever larger ones, all of which would be kept.
+  void reserve(std::size_t count) {
+    std::lock_guard lock(mutex_);
+    owned_.reserve(count);
+    std::size_t size = tables_.back()->size;
+    while (count * 2 > size) size *= 2;
+    if (size == tables_.back()->size) return;
+    auto bigger = make_table(size);
+    for (const auto& e : owned_) place(*bigger, e.get());
+    publish(std::move(bigger));
+  }
+
   /// Adds `entry` unless a group of that name exists. Returns the registered
   /// group and whether it is the new one.
   std::pair<T*, bool> insert(std::unique_ptr<T> entry) {

@@ -29,7 +29,7 @@ std::string_view to_string(LeaseState state) noexcept {
   return "unknown";
 }
 
-LeaseMachine::LeaseMachine(LeaseTiming timing, std::string_view instance_id)
+LeaseMachine::LeaseMachine(const LeaseTiming& timing, std::string_view instance_id)
     : timing_(timing), id_(instance_id) {}
 
 std::optional<TimePoint> LeaseMachine::deadline() const noexcept {

@@ -82,9 +82,10 @@ struct Output {
 
 class LeaseMachine {
  public:
-  /// `instance_id` is viewed, not copied: it must outlive the machine (the
-  /// elector's id does; so does a literal).
-  LeaseMachine(LeaseTiming timing, std::string_view instance_id);
+  /// `timing` and `instance_id` are referred to, not copied: both must
+  /// outlive the machine (the elector's do, as do constants and literals).
+  /// Thousands of machines share one of each.
+  LeaseMachine(const LeaseTiming& timing, std::string_view instance_id);
 
   // Inputs. Replies and failures carry the seq of the command they answer;
   // answers to commands that are no longer in flight are ignored.
@@ -131,7 +132,7 @@ class LeaseMachine {
   void forget_holder();
   TimePoint lease_end(TimePoint sent_at) const { return sent_at + timing_.ttl - timing_.drift_margin; }
 
-  LeaseTiming timing_;
+  const LeaseTiming& timing_;
   std::string_view id_;
   LeaseState state_ = LeaseState::idle;
 
