@@ -915,9 +915,9 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   Elector::AuditHandler audit_;
   std::vector<GroupState*> begun_;
   WakeQueue<GroupState> wakes_;
-  // Groups handled in one strand turn by fire() and connect_groups(): big
-  // enough to pipeline well (256 cost ~30% more CPU per renewal at 10,000
-  // groups), small enough that a pass holds ~150 KB of commands in flight.
+  // Groups handled in one strand turn by fire() and connect_groups(): each
+  // pass is one pipelined write (bigger passes, less CPU per renewal), and
+  // holds at most ~150 KB of encoded commands and pending entries.
   static constexpr std::size_t groups_per_pass = 1024;
   std::uint64_t connection_epoch_ = 0;  // bumped by every connect and disconnect
   asio::steady_timer timer_;

@@ -10,21 +10,22 @@ set terminal svg size 1100,950 dynamic noenhanced font "Sans,10" background rgb 
 set output "docs/img/failover_timeline.svg"
 set multiplot layout 3,1
 $bars0 << EOD
-3 -324.3528 0.0000 2062260 ""
-2 -324.3528 676.8389 14034728 "held by m54"
-1 677.3315 760.6663 2924588 ""
+3 -600.8357 0.0000 2062260 ""
+2 -600.8357 732.7457 14034728 "held by m96"
+1 733.3118 843.2436 2924588 ""
 EOD
 $marks0 << EOD
-3 -324.3528 "acquired" 3355443 3.300 0.0000
-3 0.0000 "SIGKILL" 3355443 2.700 0.0000
-2 676.8389 "lease expires +677 ms" 14034728 2.300 0.0000
-1 677.3315 "elected +677 ms" 2924588 1.300 0.0000
+3 -600.8357 "acquired" 3355443 3.300 0.0000
+3 -267.7307 "renewal sent" 3355443 2.700 0.0000
+3 0.0000 "SIGKILL" 3355443 3.435 0.0000
+2 732.7457 "lease expires +733 ms" 14034728 2.300 0.0000
+1 733.3118 "elected +733 ms" 2924588 1.300 0.0000
 EOD
-set title "Crash failover (SIGKILL of the leader m54; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
+set title "Crash failover (SIGKILL of the leader m96; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
 set xlabel "ms after SIGKILL"
-set xrange [-364.3528:760.6663]
+set xrange [-640.8357:843.2436]
 set yrange [0.35:3.65]
-set ytics ("old leader m54" 3, "lease key in Redis" 2, "standby m56" 1)
+set ytics ("old leader m96" 3, "lease key in Redis" 2, "standby m97" 1)
 plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars0 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks0 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
@@ -32,40 +33,40 @@ plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable no
      $marks0 using 2:5:3 with labels font ",9" notitle
 $bars1 << EOD
 2 -1.5000 0.0000 14034728 ""
-1 0.4499 1.5000 2924588 ""
+1 0.5271 1.5000 2924588 ""
 EOD
 $marks1 << EOD
-2 0.0000 "expiry" 14034728 2.300 0.5180
-1 0.2876 "acquire sent +0.29" 3355443 1.300 0.0000
-1 0.4499 "reply: leads +0.45" 2924588 0.700 0.0000
-1 0.4926 "elected callback +0.49" 2924588 1.435 0.0000
+2 0.0000 "expiry" 14034728 2.300 0.5096
+1 0.2430 "acquire sent +0.24" 3355443 1.300 0.0000
+1 0.5271 "reply: leads +0.53" 2924588 0.700 0.0000
+1 0.5661 "elected callback +0.57" 2924588 1.435 0.0000
 EOD
-set title "... zoomed on the expiry: new leader elected 0.49 ms after the lease expired in Redis" font ",12"
+set title "... zoomed on the expiry: new leader elected 0.57 ms after the lease expired in Redis" font ",12"
 set xlabel "ms after the lease expired in Redis (error bar: uncertainty of the expiry instant)"
 set xrange [-1.5000:1.5000]
 set yrange [0.35:2.65]
-set ytics ("lease key in Redis" 2, "standby m56" 1)
+set ytics ("lease key in Redis" 2, "standby m97" 1)
 plot $bars1 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars1 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks1 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
      $marks1 using 2:1:4 with points pt 7 ps 1.4 lc rgb variable notitle, \
      $marks1 using 2:5:3 with labels font ",9" notitle
 $bars2 << EOD
-2 -0.2500 0.0366 2062260 ""
-1 0.5944 1.3000 2924588 ""
+2 -0.2500 0.0399 2062260 ""
+1 0.6350 1.3000 2924588 ""
 EOD
 $marks2 << EOD
 2 0.0000 "step_down received" 3355443 2.300 0.0000
-2 0.0366 "claim withdrawn +0.04" 3355443 1.700 0.0000
-1 0.3855 "release notice -> acquire sent +0.39" 3355443 1.300 0.0000
-1 0.5944 "reply: leads +0.59" 2924588 0.700 0.0000
-1 0.6400 "elected callback +0.64" 2924588 1.435 0.0000
+2 0.0399 "claim withdrawn +0.04" 3355443 1.700 0.0000
+1 0.4673 "release notice -> acquire sent +0.47" 3355443 1.300 0.0000
+1 0.6350 "reply: leads +0.63" 2924588 0.700 0.0000
+1 0.6551 "elected callback +0.66" 2924588 1.435 0.0000
 EOD
-set title "Graceful hand-over (step_down), median round: 0.64 ms from command to new leader" font ",12"
+set title "Graceful hand-over (step_down), median round: 0.66 ms from command to new leader" font ",12"
 set xlabel "ms after the leader received 'step_down'"
 set xrange [-0.2500:1.3000]
 set yrange [0.35:2.65]
-set ytics ("old leader m2" 2, "standby m3" 1)
+set ytics ("old leader m3" 2, "standby m1" 1)
 plot $bars2 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars2 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks2 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
@@ -77,21 +78,22 @@ set terminal pngcairo size 1100,950 noenhanced font "Sans,10" background rgb "wh
 set output "docs/img/failover_timeline.png"
 set multiplot layout 3,1
 $bars0 << EOD
-3 -324.3528 0.0000 2062260 ""
-2 -324.3528 676.8389 14034728 "held by m54"
-1 677.3315 760.6663 2924588 ""
+3 -600.8357 0.0000 2062260 ""
+2 -600.8357 732.7457 14034728 "held by m96"
+1 733.3118 843.2436 2924588 ""
 EOD
 $marks0 << EOD
-3 -324.3528 "acquired" 3355443 3.300 0.0000
-3 0.0000 "SIGKILL" 3355443 2.700 0.0000
-2 676.8389 "lease expires +677 ms" 14034728 2.300 0.0000
-1 677.3315 "elected +677 ms" 2924588 1.300 0.0000
+3 -600.8357 "acquired" 3355443 3.300 0.0000
+3 -267.7307 "renewal sent" 3355443 2.700 0.0000
+3 0.0000 "SIGKILL" 3355443 3.435 0.0000
+2 732.7457 "lease expires +733 ms" 14034728 2.300 0.0000
+1 733.3118 "elected +733 ms" 2924588 1.300 0.0000
 EOD
-set title "Crash failover (SIGKILL of the leader m54; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
+set title "Crash failover (SIGKILL of the leader m96; ttl 1000 ms, heartbeat 333 ms), median round" font ",12"
 set xlabel "ms after SIGKILL"
-set xrange [-364.3528:760.6663]
+set xrange [-640.8357:843.2436]
 set yrange [0.35:3.65]
-set ytics ("old leader m54" 3, "lease key in Redis" 2, "standby m56" 1)
+set ytics ("old leader m96" 3, "lease key in Redis" 2, "standby m97" 1)
 plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars0 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks0 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
@@ -99,40 +101,40 @@ plot $bars0 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable no
      $marks0 using 2:5:3 with labels font ",9" notitle
 $bars1 << EOD
 2 -1.5000 0.0000 14034728 ""
-1 0.4499 1.5000 2924588 ""
+1 0.5271 1.5000 2924588 ""
 EOD
 $marks1 << EOD
-2 0.0000 "expiry" 14034728 2.300 0.5180
-1 0.2876 "acquire sent +0.29" 3355443 1.300 0.0000
-1 0.4499 "reply: leads +0.45" 2924588 0.700 0.0000
-1 0.4926 "elected callback +0.49" 2924588 1.435 0.0000
+2 0.0000 "expiry" 14034728 2.300 0.5096
+1 0.2430 "acquire sent +0.24" 3355443 1.300 0.0000
+1 0.5271 "reply: leads +0.53" 2924588 0.700 0.0000
+1 0.5661 "elected callback +0.57" 2924588 1.435 0.0000
 EOD
-set title "... zoomed on the expiry: new leader elected 0.49 ms after the lease expired in Redis" font ",12"
+set title "... zoomed on the expiry: new leader elected 0.57 ms after the lease expired in Redis" font ",12"
 set xlabel "ms after the lease expired in Redis (error bar: uncertainty of the expiry instant)"
 set xrange [-1.5000:1.5000]
 set yrange [0.35:2.65]
-set ytics ("lease key in Redis" 2, "standby m56" 1)
+set ytics ("lease key in Redis" 2, "standby m97" 1)
 plot $bars1 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars1 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks1 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
      $marks1 using 2:1:4 with points pt 7 ps 1.4 lc rgb variable notitle, \
      $marks1 using 2:5:3 with labels font ",9" notitle
 $bars2 << EOD
-2 -0.2500 0.0366 2062260 ""
-1 0.5944 1.3000 2924588 ""
+2 -0.2500 0.0399 2062260 ""
+1 0.6350 1.3000 2924588 ""
 EOD
 $marks2 << EOD
 2 0.0000 "step_down received" 3355443 2.300 0.0000
-2 0.0366 "claim withdrawn +0.04" 3355443 1.700 0.0000
-1 0.3855 "release notice -> acquire sent +0.39" 3355443 1.300 0.0000
-1 0.5944 "reply: leads +0.59" 2924588 0.700 0.0000
-1 0.6400 "elected callback +0.64" 2924588 1.435 0.0000
+2 0.0399 "claim withdrawn +0.04" 3355443 1.700 0.0000
+1 0.4673 "release notice -> acquire sent +0.47" 3355443 1.300 0.0000
+1 0.6350 "reply: leads +0.63" 2924588 0.700 0.0000
+1 0.6551 "elected callback +0.66" 2924588 1.435 0.0000
 EOD
-set title "Graceful hand-over (step_down), median round: 0.64 ms from command to new leader" font ",12"
+set title "Graceful hand-over (step_down), median round: 0.66 ms from command to new leader" font ",12"
 set xlabel "ms after the leader received 'step_down'"
 set xrange [-0.2500:1.3000]
 set yrange [0.35:2.65]
-set ytics ("old leader m2" 2, "standby m3" 1)
+set ytics ("old leader m3" 2, "standby m1" 1)
 plot $bars2 using 2:1:($3-$2):(0):4 with vectors nohead lw 14 lc rgb variable notitle, \
      $bars2 using 2:($1+0.001):5 with labels left offset 0.5,0 font ",9" tc rgb "#ffffff" notitle, \
      $marks2 using 2:1:6 with xerrorbars pt 7 ps 0 lw 2 lc rgb "#555555" notitle, \
