@@ -521,3 +521,36 @@ TEST(Elector, CoAwaitStopWithoutATokenReleasesTheLease) {
   EXPECT_FALSE(e.is_leader());
   EXPECT_FALSE(server.admin().get(key()).has_value());
 }
+
+// More groups due at once than one pass takes (1024): the elector sends them
+// in paced passes, and every group must still be elected and renewed, none
+// demoted, none renewed twice per heartbeat.
+TEST(Elector, ThousandsOfGroupsDueAtOnceAreAllRenewedInPacedPasses) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = fast_options();
+  options.ttl = 3s;  // heartbeat 1 s
+  constexpr int count = 3000;
+  for (int i = 0; i < count; ++i) options.groups.push_back("bulk-" + std::to_string(i));
+  auto& elector = fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == count + 1; }, 30s))
+      << fleet.events(0).elected.size() << " of " << count + 1 << " elected";
+  const auto started = std::chrono::steady_clock::now();
+  lh::test::run_for(fleet.io, 2500ms);  // two heartbeats
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+
+  std::optional<lh::Metrics> metrics;
+  elector.async_metrics([&](lh::Metrics m) { metrics = std::move(m); });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return metrics.has_value(); }, 5s));
+  ASSERT_EQ(metrics->groups.size(), static_cast<std::size_t>(count + 1));
+  // Generous: a renewal per heartbeat and one more for a slow start.
+  const auto most = static_cast<std::uint64_t>(elapsed / options.effective_heartbeat()) + 2;
+  for (const auto& g : metrics->groups) {
+    EXPECT_TRUE(g.leader) << g.group;
+    EXPECT_GE(g.renewals_ok, 1u) << g.group;
+    EXPECT_LE(g.renewals_ok, most) << g.group;
+    EXPECT_EQ(g.renewals_failed, 0u) << g.group;
+  }
+  EXPECT_TRUE(fleet.events(0).revoked.empty());
+  EXPECT_EQ(server.admin().get("leader:bulk-2999"), elector.instance_id());
+}
