@@ -7,6 +7,7 @@
 #include "group_registry.hpp"
 #include "lease_replies.hpp"
 #include "lease_scripts.hpp"
+#include "quoted.hpp"
 #include "term_state.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -264,7 +265,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   void step_down(std::string group, VoidHandler handler) {
     GroupState* g = registry_.find(group);
     if (g == nullptr) {
-      log(LogLevel::warning, fmt::format("step_down: group \"{}\" is not registered", group));
+      log(LogLevel::warning, fmt::format("step_down: group {} is not registered", quoted(group)));
       return complete_later(strand_, std::move(handler), make_error_code(errc::invalid_argument));
     }
     asio::dispatch(strand_, [self = shared_from_this(), g, h = std::move(handler)]() mutable {

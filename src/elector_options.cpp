@@ -1,5 +1,7 @@
 #include <leasehold/elector_options.hpp>
 
+#include "quoted.hpp"
+
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -17,28 +19,8 @@ constexpr std::size_t max_prefix_length = 100;
 constexpr std::size_t max_instance_id_length = 256;
 constexpr std::string_view reserved_suffixes[] = {":token", ":ticks"};
 
-bool has_control_char(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-  });
-}
-
-// Renders a user-supplied string for an error message: bounded, with
-// control characters escaped.
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s.substr(0, 64)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;
-    }
-  }
-  if (s.size() > 64) out += "...";
-  return out + "\"";
-}
+using detail::has_control_char;
+using detail::quoted;
 
 [[noreturn]] void fail(std::string message) { throw std::invalid_argument(std::move(message)); }
 

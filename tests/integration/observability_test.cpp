@@ -111,6 +111,23 @@ TEST(Logging, EveryLeadershipChangeIsLoggedOnceWithGroupInstanceAndReason) {
   EXPECT_EQ(log.count({password}), 0u) << "password leaked:\n" << log.dump();
 }
 
+TEST(Logging, StepDownOfAnUnknownGroupFailsAndLogsItsNameEscaped) {
+  LogCapture log(lh::LogLevel::warning);
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add();
+  std::optional<lh::error_code> result;
+  const std::string hostile = "ghost\nelector x: forged line\x1b[31m";
+  fleet.at(0).step_down(hostile, [&](lh::error_code ec) { result = ec; });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }));
+  EXPECT_EQ(*result, lh::errc::invalid_argument);
+  const auto lines = log.matching({"step_down: group", "is not registered"});
+  ASSERT_EQ(lines.size(), 1u) << log.dump();
+  EXPECT_NE(lines[0].second.find("\"ghost\\x0aelector x: forged line\\x1b[31m\""), std::string::npos) << lines[0].second;
+  EXPECT_EQ(lines[0].second.find('\n'), std::string::npos);
+  EXPECT_EQ(lines[0].second.find('\x1b'), std::string::npos);
+}
+
 TEST(Logging, AnOutageIsLoggedOnceAtWarningAndItsEndOnceWithoutThePassword) {
   LogCapture log(lh::LogLevel::warning);  // the default threshold shows both ends
   lh::test::RedisServer server(with_password());

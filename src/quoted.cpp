@@ -1,0 +1,30 @@
+#include "quoted.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace leasehold::detail {
+
+bool has_control_char(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s.substr(0, 64)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  if (s.size() > 64) out += "...";
+  return out + "\"";
+}
+
+}  // namespace leasehold::detail
