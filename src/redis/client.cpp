@@ -263,8 +263,12 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       abort_reason_.reset();
       Error error = co_await connect_within_deadline();
       if (!error && !stopped_) {
-        attempt = 0;
+        served_ = false;
         error = co_await serve();
+        // Only a connection that answered something after its handshake
+        // resets the backoff: one that fails at once (a server sending
+        // garbage after the handshake) must not be retried at full speed.
+        if (served_ || !error) attempt = 0;
       }
       const bool was_up = up_;
       up_ = false;
@@ -461,14 +465,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   asio::awaitable<Error> reader() {
     std::array<char, 16 * 1024> buffer;
     for (;;) {
-      auto [ec, n] = co_await stream_->async_read_some(asio::buffer(buffer), nothrow);
-      if (ec) co_return finish(io_error(ec));
-      last_activity_ = last_read_ = clock::now();
-      ping_sent_.reset();
-      if (Error e = decoder_.feed(buffer.data(), n)) {
-        ++stats_.protocol_errors;
-        co_return finish(std::move(e));
-      }
+      // First what is already buffered: bytes that arrived with the last
+      // handshake reply are served now, not when the next bytes come.
       for (;;) {
         Error error;
         auto reply = decoder_.next(error);
@@ -481,6 +479,14 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
           ++stats_.protocol_errors;
           co_return finish(std::move(e));
         }
+      }
+      auto [ec, n] = co_await stream_->async_read_some(asio::buffer(buffer), nothrow);
+      if (ec) co_return finish(io_error(ec));
+      last_activity_ = last_read_ = clock::now();
+      ping_sent_.reset();
+      if (Error e = decoder_.feed(buffer.data(), n)) {
+        ++stats_.protocol_errors;
+        co_return finish(std::move(e));
       }
     }
   }
@@ -658,6 +664,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::atomic<std::int64_t> last_reply_ns_{0};
 
   void note_reply() noexcept {
+    served_ = true;
     last_reply_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count(),
                          std::memory_order_relaxed);
   }
@@ -679,6 +686,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::set<std::string> wanted_channels_;
   std::set<std::string> wanted_patterns_;
   std::size_t server_subscriptions_ = 0;  // as the server last counted them
+  bool served_ = false;                   // the current connection answered after its handshake
   std::mt19937_64 rng_;
   std::uint64_t next_id_ = 1;
   bool running_ = false;

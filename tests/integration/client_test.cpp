@@ -324,6 +324,28 @@ TEST(Client, InvalidRespIsAProtocolErrorAndResetsTheConnection) {
   EXPECT_FALSE(ping->ec) << ping->ec.message();
 }
 
+TEST(Client, AServerThatFailsRightAfterTheHandshakeIsRetriedWithGrowingBackoff) {
+  // The handshake succeeds; the bytes after its last reply are garbage.
+  lh::test::ScriptedServer fake([](const lh::test::ScriptedCommand& c) {
+    if (c.name() == "CLIENT") return lh::test::ScriptedAction::reply("+OK\r\n?garbage\r\n");
+    return lh::test::ScriptedServer::redis_like(c);
+  });
+  boost::asio::io_context io;
+  auto options = fake.options_for();
+  options.reconnect_min = 50ms;
+  options.reconnect_max = 2s;
+  Client client(io.get_executor(), options);
+  client.start();
+  lh::test::run_for(io, 2s);
+  // Growing delays (25-50, 50-100, 100-200, 200-400, 400-800 ms ...) allow
+  // about six connections in 2 s; a backoff reset by every handshake
+  // allowed one every 25-50 ms, 40 or more.
+  EXPECT_GE(fake.connection_count(), 2u);
+  EXPECT_LE(fake.connection_count(), 10u);
+  EXPECT_GE(client.stats().protocol_errors, 2u) << "the garbage is seen at once, not at the next read";
+  client.stop();
+}
+
 TEST(Client, ConnectionClosedMidReplyFailsThePendingCommand) {
   lh::test::ScriptedServer fake([](const lh::test::ScriptedCommand& c) {
     if (c.name() == "ECHO") return lh::test::ScriptedAction::close_after("$10\r\nabc");
