@@ -9,9 +9,27 @@
 #include <vector>
 
 namespace leasehold::redis {
-namespace {
 
-redisReader* as_reader(void* p) { return static_cast<redisReader*>(p); }
+struct ReplyDecoder::State {
+  redisReader* reader = nullptr;
+  // hiredis's reply functions with createArray bounded; the reader points at
+  // this copy, and each task's privdata points back at this State.
+  redisReplyObjectFunctions functions{};
+  void* (*hiredis_create_array)(const redisReadTask*, int) = nullptr;
+  // The element count of a rejected array header, -1 while none was.
+  long long rejected_elements = -1;
+
+  static void* create_bounded_array(const redisReadTask* task, int elements) {
+    auto* self = static_cast<State*>(task->privdata);
+    if (elements > max_array_elements) {
+      self->rejected_elements = elements;
+      return nullptr;  // hiredis makes this a sticky reader error
+    }
+    return self->hiredis_create_array(task, elements);
+  }
+};
+
+namespace {
 
 Reply convert(const redisReply& r) {
   switch (r.type) {
@@ -29,12 +47,18 @@ Reply convert(const redisReply& r) {
   }
 }
 
-Error reader_error(const redisReader* r) {
-  return {make_error_code(errc::protocol_error),
-          fmt::format("invalid RESP from server: {}", r->errstr)};
-}
-
 }  // namespace
+
+Error ReplyDecoder::reader_error() const {
+  if (state_->rejected_elements >= 0) {
+    return {make_error_code(errc::protocol_error),
+            fmt::format("invalid RESP from server: an array header announces {} elements, more than "
+                        "the limit of {}",
+                        state_->rejected_elements, max_array_elements)};
+  }
+  return {make_error_code(errc::protocol_error),
+          fmt::format("invalid RESP from server: {}", state_->reader->errstr)};
+}
 
 void encode_command(std::string& out, std::span<const std::string_view> args) {
   // redisFormatCommandArgv wants parallel arrays of pointers and lengths;
@@ -63,14 +87,22 @@ void encode_command(std::string& out, std::span<const std::string_view> args) {
   redisFreeCommand(encoded);
 }
 
-void ReplyDecoder::Deleter::operator()(void* reader) const noexcept {
-  redisReaderFree(as_reader(reader));
+void ReplyDecoder::Deleter::operator()(State* state) const noexcept {
+  if (state->reader != nullptr) redisReaderFree(state->reader);
+  delete state;
 }
 
-ReplyDecoder::ReplyDecoder() : reader_(redisReaderCreate()) {
-  if (!reader_) throw std::bad_alloc();
+ReplyDecoder::ReplyDecoder() : state_(new State) {
+  auto* r = redisReaderCreate();
+  if (r == nullptr) throw std::bad_alloc();
+  state_->reader = r;
+  state_->functions = *r->fn;
+  state_->hiredis_create_array = r->fn->createArray;
+  state_->functions.createArray = &State::create_bounded_array;
+  r->fn = &state_->functions;
+  r->privdata = state_.get();
   // Keep hiredis from holding on to large buffers after a big reply.
-  as_reader(reader_.get())->maxbuf = 64 * 1024;
+  r->maxbuf = 64 * 1024;
 }
 
 ReplyDecoder::~ReplyDecoder() = default;
@@ -78,16 +110,16 @@ ReplyDecoder::ReplyDecoder(ReplyDecoder&&) noexcept = default;
 ReplyDecoder& ReplyDecoder::operator=(ReplyDecoder&&) noexcept = default;
 
 Error ReplyDecoder::feed(const char* data, std::size_t size) {
-  auto* r = as_reader(reader_.get());
-  if (r->err != 0 || redisReaderFeed(r, data, size) != REDIS_OK) return reader_error(r);
+  auto* r = state_->reader;
+  if (r->err != 0 || redisReaderFeed(r, data, size) != REDIS_OK) return reader_error();
   return {};
 }
 
 std::optional<Reply> ReplyDecoder::next(Error& error) {
-  auto* r = as_reader(reader_.get());
+  auto* r = state_->reader;
   void* raw = nullptr;
   if (r->err != 0 || redisReaderGetReply(r, &raw) != REDIS_OK) {
-    error = reader_error(r);
+    error = reader_error();
     return std::nullopt;
   }
   if (raw == nullptr) return std::nullopt;

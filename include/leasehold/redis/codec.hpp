@@ -44,8 +44,17 @@ class Request {
 };
 
 /// Incremental RESP2 decoder over hiredis's redisReader.
+///
+/// hiredis allocates an array's element table as soon as it reads the
+/// header, so a bad or hostile "*<huge>" header would be a multi-gigabyte
+/// allocation before a single element arrived. Headers above
+/// max_array_elements are a protocol error instead.
 class ReplyDecoder {
  public:
+  /// Far above any reply leasehold asks for (SCAN pages of ~1000 keys), small
+  /// enough that one header costs at most 8 MiB.
+  static constexpr int max_array_elements = 1 << 20;
+
   ReplyDecoder();
   ~ReplyDecoder();
   ReplyDecoder(ReplyDecoder&&) noexcept;
@@ -61,10 +70,14 @@ class ReplyDecoder {
   std::optional<Reply> next(Error& error);
 
  private:
+  Error reader_error() const;
+
+  // Heap-allocated so that hiredis's callbacks can point at it across moves.
+  struct State;
   struct Deleter {
-    void operator()(void* reader) const noexcept;
+    void operator()(State* state) const noexcept;
   };
-  std::unique_ptr<void, Deleter> reader_;
+  std::unique_ptr<State, Deleter> state_;
 };
 
 }  // namespace leasehold::redis

@@ -1,0 +1,103 @@
+// The RESP decoder: replies split anywhere decode whole, and a malformed or
+// hostile stream is a sticky protocol error that names the problem, never a
+// huge allocation.
+
+#include <leasehold/redis/codec.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+namespace redis = leasehold::redis;
+
+namespace {
+
+// Feeds `bytes`, then returns the error the next reply attempt reports.
+leasehold::Error error_after(std::string_view bytes) {
+  redis::ReplyDecoder decoder;
+  leasehold::Error error = decoder.feed(bytes.data(), bytes.size());
+  if (error) return error;
+  while (decoder.next(error)) {
+  }
+  return error;
+}
+
+}  // namespace
+
+TEST(ReplyDecoder, RepliesSplitAtEveryByteDecodeWhole) {
+  const std::string stream = "*3\r\n$5\r\nhello\r\n:42\r\n*1\r\n+OK\r\n-ERR no\r\n$-1\r\n";
+  redis::ReplyDecoder decoder;
+  leasehold::Error error;
+  int replies = 0;
+  for (const char c : stream) {
+    ASSERT_FALSE(decoder.feed(&c, 1));
+    while (auto reply = decoder.next(error)) {
+      ++replies;
+      if (replies == 1) {
+        ASSERT_TRUE(reply->is_array());
+        ASSERT_EQ(reply->elements.size(), 3u);
+        EXPECT_EQ(reply->elements[0].str, "hello");
+        EXPECT_EQ(reply->elements[1].integer, 42);
+        EXPECT_EQ(reply->elements[2].elements[0].str, "OK");
+      }
+      if (replies == 2) {
+        EXPECT_TRUE(reply->is_error());
+      }
+      if (replies == 3) {
+        EXPECT_TRUE(reply->is_nil());
+      }
+    }
+    ASSERT_FALSE(error) << error.message();
+  }
+  EXPECT_EQ(replies, 3);
+}
+
+TEST(ReplyDecoder, AnArrayAtTheElementLimitIsAccepted) {
+  std::string stream = "*" + std::to_string(redis::ReplyDecoder::max_array_elements) + "\r\n";
+  for (int i = 0; i < redis::ReplyDecoder::max_array_elements; ++i) stream += ":1\r\n";
+  redis::ReplyDecoder decoder;
+  ASSERT_FALSE(decoder.feed(stream.data(), stream.size()));
+  leasehold::Error error;
+  const auto reply = decoder.next(error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_TRUE(reply && reply->is_array());
+  EXPECT_EQ(reply->elements.size(), static_cast<std::size_t>(redis::ReplyDecoder::max_array_elements));
+}
+
+TEST(ReplyDecoder, AHugeArrayHeaderIsAProtocolErrorNamingTheCount) {
+  // Found by the reply fuzzer: hiredis would calloc 4.4 GB for this header.
+  const auto error = error_after("*555555554\r\n:1\r\n");
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error.code, leasehold::make_error_code(leasehold::errc::protocol_error));
+  EXPECT_NE(error.message().find("555555554 elements"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("limit of 1048576"), std::string::npos) << error.message();
+}
+
+TEST(ReplyDecoder, AHugeNestedArrayHeaderIsRejectedToo) {
+  const auto error = error_after("*2\r\n:1\r\n*2000000000\r\n");
+  ASSERT_TRUE(error);
+  EXPECT_NE(error.message().find("2000000000 elements"), std::string::npos) << error.message();
+}
+
+TEST(ReplyDecoder, ArrayCountsBeyondIntAreRejectedNotTruncated) {
+  // 2^32 + 1 must not wrap around to a one-element array.
+  const auto error = error_after("*4294967297\r\n:1\r\n");
+  ASSERT_TRUE(error) << "accepted an out-of-range array count";
+  EXPECT_EQ(error.code, leasehold::make_error_code(leasehold::errc::protocol_error));
+}
+
+TEST(ReplyDecoder, ErrorsAreSticky) {
+  redis::ReplyDecoder decoder;
+  const std::string_view bad = "?what\r\n";
+  ASSERT_FALSE(decoder.feed(bad.data(), bad.size()));
+  leasehold::Error error;
+  EXPECT_FALSE(decoder.next(error));
+  ASSERT_TRUE(error);
+  EXPECT_NE(error.message().find("invalid RESP from server"), std::string::npos);
+  const std::string_view good = "+OK\r\n";
+  EXPECT_TRUE(decoder.feed(good.data(), good.size()));
+  leasehold::Error again;
+  EXPECT_FALSE(decoder.next(again));
+  EXPECT_TRUE(again);
+}
