@@ -196,6 +196,7 @@ int main(int argc, char** argv) try {
   const std::uint64_t allocations1 = bench::allocations();
   const RedisSample redis1 = sample_redis(admin);
   const std::size_t rss_end = bench::resident_bytes();
+  const std::size_t heap_end = bench::heap_in_use_bytes();
 
   const auto t_stop = Clock::now();
   elector.reset();  // stops: releases every lease (bounded by stop_timeout)
@@ -226,6 +227,7 @@ int main(int argc, char** argv) try {
   t.add({"heap in use per group (mallinfo2, to all elected)", fmt::format("{:.0f} B", static_cast<double>(heap_elected - heap_before) / static_cast<double>(total_groups)), ""});
   t.add({"operator new calls per renewal", bench::fixed(static_cast<double>(allocations1 - allocations0) / std::max(1.0, rate("pexpire") * wall), 1), ""});
   t.add({"RSS growth per group (to end of window)", fmt::format("{:.0f} B", static_cast<double>(rss_end - rss_before) / static_cast<double>(total_groups)), ""});
+  t.add({"heap in use per group (to end of window)", fmt::format("{:.0f} B", (static_cast<double>(heap_end) - static_cast<double>(heap_before)) / static_cast<double>(total_groups)), ""});
   t.add({"Redis CPU (% of one core)", bench::fixed((redis1.cpu_s - redis0.cpu_s) / wall * 100, 2), ""});
   t.add({"EVALSHA per second (lease scripts)", bench::fixed(rate("evalsha"), 0), fmt::format("{:.0f} (groups / heartbeat)", static_cast<double>(total_groups) / heartbeat_s)});
   t.add({"  of which renewals (PEXPIRE in scripts)", bench::fixed(rate("pexpire"), 0), ""});

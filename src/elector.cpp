@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <deque>
 #include <future>
 #include <optional>
 #include <stdexcept>
@@ -674,13 +675,38 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
     emit(&Callbacks::revoked, RevokedEvent{std::string(g.name), token, reason});
   }
 
+  // ---- lease commands: at most max_in_flight awaiting their replies --------
+
   void send(GroupState& g, Command command, std::uint64_t seq) {
+    if (in_flight_ >= max_in_flight) return held_back_.push_back({&g, command, seq});
+    write_command(g, command, seq);
+  }
+
+  // One lease command was answered (or failed): once half the window is free,
+  // the held-back commands go, as one pipelined batch.
+  void settled() {
+    --in_flight_;
+    if (held_back_.empty() || in_flight_ > max_in_flight / 2) return;
+    while (!held_back_.empty() && in_flight_ < max_in_flight) {
+      const HeldBack c = held_back_.front();
+      held_back_.pop_front();
+      // A demotion, a reconnect or a newer command made it stale meanwhile.
+      const LeaseMachine& m = c.group->machine;
+      if (m.in_flight() == c.command && m.in_flight_seq() == c.seq) write_command(*c.group, c.command, c.seq);
+    }
+    if (held_back_.empty()) held_back_ = {};  // give a burst's blocks back
+  }
+
+  void write_command(GroupState& g, Command command, std::uint64_t seq) {
+    if (command == Command::none) return;
+    ++in_flight_;
     auto self = shared_from_this();
     switch (command) {
       case Command::acquire:
         ++g.acquire_attempts;
         client_.async_eval(acquire_script(), g.lease_arguments,
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
+                             self->settled();
                              self->on_acquire_result(*g, seq, ec, reply);
                            });
         break;
@@ -692,6 +718,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
                              std::memory_order_relaxed);
         client_.async_eval(renew_script(), g.lease_arguments,
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
+                             self->settled();
                              self->on_renew_result(*g, seq, ec, reply);
                            });
         break;
@@ -699,11 +726,12 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       case Command::release:
         client_.async_eval(release_script(), {g.key}, {id_, release_channel(g.key)},
                            [self, g = &g, seq](error_code ec, redis::Reply reply) {
+                             self->settled();
                              self->on_release_result(*g, seq, ec, reply);
                            });
         break;
       case Command::none:
-        break;
+        break;  // returned above
     }
   }
 
@@ -780,7 +808,7 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
 
   void arm() {
     if (wakes_.empty()) return;
-    const TimePoint next = std::max(wakes_.top().wake_at, paced_until_);
+    const TimePoint next = wakes_.top().wake_at;
     if (armed_ && armed_at_ <= next) return;
     armed_ = true;
     armed_at_ = next;
@@ -794,20 +822,14 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
 
   void fire() {
     const auto now = Clock::now();
-    // The groups due now leave together, pipelined, up to groups_per_pass;
-    // the rest follow pass_gap later. 10,000 renewals due at once become a
-    // few passes that Redis answers one after the other, instead of 10,000
-    // pending entries, encoded commands and replies held at the same time.
-    // The budget stops a group that keeps asking to be woken at once from
-    // holding the strand.
+    // The groups due now are handled groups_per_pass at a time, the rest on
+    // the next turn of the strand (the timer is then armed in the past); what
+    // they send is paced by send(). The budget stops a group that keeps
+    // asking to be woken at once from holding the strand.
     std::size_t handled = 0;
     for (std::size_t budget = 2 * begun_.size() + 1; budget > 0 && !wakes_.empty(); --budget) {
       GroupState& g = wakes_.top();
-      if (g.wake_at > now) break;
-      if (handled++ == groups_per_pass) {
-        paced_until_ = now + pass_gap;
-        break;
-      }
+      if (g.wake_at > now || handled++ == groups_per_pass) break;
       wakes_.remove(g);
       apply(g, g.machine.on_timer(now));
     }
@@ -917,15 +939,21 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   Elector::AuditHandler audit_;
   std::vector<GroupState*> begun_;
   WakeQueue<GroupState> wakes_;
-  // Groups handled in one strand turn by fire() and connect_groups(): each
-  // pass is one pipelined write (bigger passes, less CPU per renewal), and
-  // holds at most ~150 KB of encoded commands and pending entries.
+  // Groups handled in one strand turn by fire() and connect_groups(), so
+  // that 10,000 due at once do not hold the strand for one long turn.
   static constexpr std::size_t groups_per_pass = 1024;
-  // The pause between two passes of due groups: about what Redis needs to
-  // run a pass of lease scripts. Renewals due at once leave at most
-  // (groups / groups_per_pass) * pass_gap late: 20 ms for 10,000 groups.
-  static constexpr Duration pass_gap = std::chrono::milliseconds(2);
-  TimePoint paced_until_{};  // no fire() before this, after a full pass
+  // Lease commands awaiting replies at most: 10,000 renewals due at once
+  // leave as Redis answers, in pipelined batches of at least half of this,
+  // instead of holding 10,000 pending entries, encoded commands and replies
+  // at the same time (their peak stays resident after they are freed).
+  static constexpr std::size_t max_in_flight = 1024;
+  struct HeldBack {
+    GroupState* group;
+    Command command;
+    std::uint64_t seq;
+  };
+  std::size_t in_flight_ = 0;
+  std::deque<HeldBack> held_back_;  // sent in order as the window frees
   std::uint64_t connection_epoch_ = 0;  // bumped by every connect and disconnect
   asio::steady_timer timer_;
   bool armed_ = false;

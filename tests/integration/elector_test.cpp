@@ -554,3 +554,47 @@ TEST(Elector, ThousandsOfGroupsDueAtOnceAreAllRenewedInPacedPasses) {
   EXPECT_TRUE(fleet.events(0).revoked.empty());
   EXPECT_EQ(server.admin().get("leader:bulk-2999"), elector.instance_id());
 }
+
+// With the server frozen, a thousand renewals wait for replies and the rest
+// are held back by the in-flight limit. Holding a command back must not hold
+// back the lease's own deadline: every group is demoted when its renewals
+// stop being confirmed, long before the command timeout gives up on the
+// connection, and after the server thaws the stale held-back commands are
+// dropped and every group is elected again.
+TEST(Elector, HeldBackCommandsDoNotDelayTheDemotionOfAFrozenServersGroups) {
+  lh::test::RedisServer server;
+  auto redis = server.options();
+  redis.command_timeout = 60s;  // the deadline, not the timeout, must demote
+  Fleet fleet(redis);
+  auto options = fast_options();
+  options.ttl = 2s;
+  options.retry_interval = 500ms;
+  constexpr int count = 3000;
+  for (int i = 0; i < count; ++i) options.groups.push_back("frozen-" + std::to_string(i));
+  auto& elector = fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == count + 1; }, 30s))
+      << fleet.events(0).elected.size() << " of " << count + 1 << " elected";
+
+  server.pause();
+  const auto paused = std::chrono::steady_clock::now();
+  const bool all_demoted = run_until(fleet.io, [&] { return fleet.events(0).revoked.size() == count + 1; }, 20s);
+  const auto demoted_after = std::chrono::steady_clock::now() - paused;
+  server.resume();
+  ASSERT_TRUE(all_demoted) << fleet.events(0).revoked.size() << " of " << count + 1 << " demoted";
+  // One ttl at most, plus a generous allowance for a busy machine; the
+  // command timeout (60 s) would be far later.
+  EXPECT_LT(demoted_after, 15s);
+  for (const auto& r : fleet.events(0).revoked) {
+    EXPECT_EQ(r.reason, lh::RevokeReason::deadline_passed) << r.group << ": " << lh::to_string(r.reason);
+  }
+  EXPECT_FALSE(elector.is_leader("frozen-0"));
+
+  // Thawed: the answers to the frozen renewals come late and are ignored,
+  // the held-back renewals are stale and dropped, and the groups campaign
+  // again (their keys still name this instance, or expired meanwhile).
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == 2 * (count + 1); }, 60s))
+      << fleet.events(0).elected.size() - (count + 1) << " of " << count + 1 << " elected again";
+  EXPECT_EQ(fleet.events(0).revoked.size(), static_cast<std::size_t>(count + 1));
+  EXPECT_TRUE(elector.is_leader("frozen-2999"));
+  EXPECT_EQ(server.admin().get("leader:frozen-2999"), elector.instance_id());
+}

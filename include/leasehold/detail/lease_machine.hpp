@@ -116,6 +116,8 @@ class LeaseMachine {
   /// The holder as last seen (this instance's id while leading; empty: unknown).
   std::string_view holder() const noexcept { return holder_is_self_ ? id_ : std::string_view(foreign_holder_); }
   Command in_flight() const noexcept { return in_flight_; }
+  /// The sequence number of the command in flight (meaningless when none is).
+  std::uint64_t in_flight_seq() const noexcept { return in_flight_seq_; }
   bool notices_available() const noexcept { return notices_available_; }
   const LeaseTiming& timing() const noexcept { return timing_; }
   /// When the leader renews next: one heartbeat after the last confirmation.
