@@ -32,6 +32,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <variant>
 
 namespace leasehold::redis::detail {
 
@@ -42,6 +43,8 @@ using clock = std::chrono::steady_clock;
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 // Output buffers larger than this are freed once written, not reused.
 constexpr std::size_t kept_buffer_capacity = 64 * 1024;
+// Completion batches beyond this many entries are freed once run.
+constexpr std::size_t kept_done_capacity = 1024;
 
 namespace {
 
@@ -62,6 +65,7 @@ struct ScriptCall {
   const ScriptArguments* arguments = nullptr;
   std::shared_ptr<const ScriptArguments> owned;  // when the caller passed vectors
   bool by_body = false;                          // EVAL: the retry after NOSCRIPT
+  bool direct = false;                           // see completes_on_client_executor
 };
 
 class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
@@ -105,7 +109,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   // ---- requests -----------------------------------------------------------
 
-  void exec(Request request, ExecHandler handler) {
+  void exec(Request request, ExecHandler handler, bool direct) {
     if (const error_code ec = refusal()) return complete_later(ex_, std::move(handler), ec, std::vector<Reply>{});
     if (request.empty()) {
       return complete_later(ex_, std::move(handler), error_code{}, std::vector<Reply>{});
@@ -113,7 +117,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     const std::uint64_t id = next_id_++;
     watch_cancellation(handler, id);
     const auto now = clock::now();
-    track(Pending{id, request.commands(), {}, std::move(handler), now + options_.command_timeout, false, now});
+    track(Pending{id, request.commands(), {}, std::move(handler), now + options_.command_timeout, false, now, {},
+                  direct});
     append_output(request.payload(), request.commands());
   }
 
@@ -177,7 +182,67 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     bool cancelled;
     clock::time_point enqueued;  // for the round-trip histogram
     ScriptCall call{};           // a script call: completes with its one reply
+    bool direct = false;         // `handler`: see completes_on_client_executor
   };
+
+  // Replies completed in one posted turn, in order (see complete()).
+  struct EvalDone {
+    EvalHandler handler;
+    error_code ec;
+    Reply reply;
+    bool direct;
+  };
+  struct ExecDone {
+    ExecHandler handler;
+    error_code ec;
+    std::vector<Reply> replies;
+    bool direct;
+  };
+  using Done = std::variant<EvalDone, ExecDone>;
+
+  // Every reply read in one turn of the reader completes in one posted turn,
+  // in the order of the replies: a handler that completes on this executor
+  // anyway is called there directly, the others are dispatched to theirs.
+  void complete(Done done) {
+    if (done_.empty()) {
+      asio::post(ex_, [self = shared_from_this()] { self->run_done(); });
+    }
+    done_.push_back(std::move(done));
+  }
+
+  void run_done() {
+    std::swap(done_, batch_);
+    std::size_t next = 0;
+    try {
+      for (; next < batch_.size(); ++next) {
+        std::visit([this](auto& d) { run_one(d); }, batch_[next]);
+      }
+    } catch (...) {
+      // A handler threw: the ones after it still complete, in a later turn.
+      for (std::size_t i = next + 1; i < batch_.size(); ++i) complete(std::move(batch_[i]));
+      batch_.clear();
+      throw;
+    }
+    batch_.clear();
+    if (batch_.capacity() > kept_done_capacity) std::vector<Done>().swap(batch_);
+  }
+
+  template <typename D>
+  void run_one(D& d) {
+    if (d.direct) {
+      if constexpr (std::is_same_v<D, EvalDone>) {
+        std::move(d.handler)(d.ec, std::move(d.reply));
+      } else {
+        std::move(d.handler)(d.ec, std::move(d.replies));
+      }
+      return;
+    }
+    if constexpr (std::is_same_v<D, EvalDone>) {
+      complete_now(ex_, std::move(d.handler), d.ec, std::move(d.reply));
+    } else {
+      complete_now(ex_, std::move(d.handler), d.ec, std::move(d.replies));
+    }
+  }
 
   error_code refusal() const {
     if (role_ == Role::subscriber) return make_error_code(errc::invalid_argument);
@@ -207,7 +272,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         return eval(std::move(call));
       }
     }
-    complete_later(ex_, std::move(call.handler), ec, std::move(reply));
+    complete(EvalDone{std::move(call.handler), ec, std::move(reply), call.direct});
   }
 
   void track(Pending pending) {
@@ -511,7 +576,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       Pending done = std::move(front);
       pending_.pop_front();
       stats_.round_trip.record(clock::now() - done.enqueued);
-      if (done.handler) complete_later(ex_, std::move(done.handler), error_code{}, std::move(done.replies));
+      if (done.handler) complete(ExecDone{std::move(done.handler), error_code{}, std::move(done.replies), done.direct});
     }
     return {};
   }
@@ -673,6 +738,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::optional<Stream> stream_;
   ReplyDecoder decoder_;
   std::deque<Pending> pending_;
+  std::vector<Done> done_;     // completed, waiting for the posted run_done()
+  std::vector<Done> batch_;  // the batch run_done() is running
   std::string outbuf_;
   std::string writing_;
   std::optional<clock::time_point> write_started_;
@@ -732,21 +799,22 @@ void Client::psubscribe(const std::vector<std::string>& patterns) { impl_->psubs
 void Client::unsubscribe(const std::vector<std::string>& channels) { impl_->unsubscribe(channels); }
 bool Client::subscribed() const noexcept { return impl_->subscribed(); }
 
-void Client::start_exec(Request request, ExecHandler handler) {
-  impl_->exec(std::move(request), std::move(handler));
+void Client::start_exec(Request request, ExecHandler handler, bool direct) {
+  impl_->exec(std::move(request), std::move(handler), direct);
 }
 
 void Client::start_eval(const Script& script, std::vector<std::string> keys,
-                        std::vector<std::string> args, EvalHandler handler) {
+                        std::vector<std::string> args, EvalHandler handler, bool direct) {
   const std::vector<std::string_view> key_views(keys.begin(), keys.end());
   const std::vector<std::string_view> arg_views(args.begin(), args.end());
   auto owned = std::make_shared<const ScriptArguments>(key_views, arg_views);
   const ScriptArguments* arguments = owned.get();
-  impl_->eval(detail::ScriptCall{std::move(handler), &script, arguments, std::move(owned)});
+  impl_->eval(detail::ScriptCall{std::move(handler), &script, arguments, std::move(owned), false, direct});
 }
 
-void Client::start_eval(const Script& script, const ScriptArguments& arguments, EvalHandler handler) {
-  impl_->eval(detail::ScriptCall{std::move(handler), &script, &arguments, nullptr});
+void Client::start_eval(const Script& script, const ScriptArguments& arguments, EvalHandler handler,
+                        bool direct) {
+  impl_->eval(detail::ScriptCall{std::move(handler), &script, &arguments, nullptr, false, direct});
 }
 
 }  // namespace leasehold::redis

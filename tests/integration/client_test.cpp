@@ -9,12 +9,15 @@
 
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -409,4 +412,64 @@ TEST(Client, StopFailsPendingCommandsWithStopped) {
   ASSERT_TRUE(run_until(io, [&] { return result.has_value(); }));
   EXPECT_EQ(*result, lh::errc::stopped);
   EXPECT_FALSE(client.connected());
+}
+
+// Plain handlers are completed in one posted batch per read, handlers with an
+// executor of their own through it: the completion order is still the order
+// of the replies, whatever the mix, and every handler still runs outside the
+// call that started it.
+TEST(Client, HandlersWithAndWithoutTheirOwnExecutorCompleteInReplyOrder) {
+  lh::test::RedisServer server;
+  boost::asio::io_context io;
+  Client client(io.get_executor(), server.options());
+  const lh::redis::Script script("return ARGV[1]");
+  client.preload(script);  // else the first EVALSHA's NOSCRIPT retry reorders it
+  ASSERT_TRUE(connect(io, client));
+  auto strand = boost::asio::make_strand(io);
+
+  constexpr int n = 300;
+  std::vector<int> order;
+  for (int i = 0; i < n; ++i) {
+    auto record = [&order, i](lh::error_code ec, auto&&) { order.push_back(ec ? -1 - i : i); };
+    switch (i % 4) {
+      case 0: client.async_exec(Request{"ECHO", std::to_string(i)}, record); break;
+      case 1: client.async_exec(Request{"ECHO", std::to_string(i)}, boost::asio::bind_executor(strand, record)); break;
+      case 2: client.async_eval(script, {}, {std::to_string(i)}, record); break;
+      case 3: client.async_eval(script, {}, {std::to_string(i)}, boost::asio::bind_executor(strand, record)); break;
+    }
+  }
+  ASSERT_TRUE(order.empty()) << "a handler ran inside the call that started it";
+  ASSERT_TRUE(run_until(io, [&] { return order.size() == n; }, 30s)) << order.size() << " of " << n;
+  for (int i = 0; i < n; ++i) ASSERT_EQ(order[i], i) << "completion " << i;
+}
+
+// A handler that throws propagates out of run(); the handlers completed in
+// the same batch after it are not lost but run on the next run().
+TEST(Client, AThrowingHandlerDoesNotLoseTheCompletionsAfterIt) {
+  lh::test::RedisServer server;
+  boost::asio::io_context io;
+  Client client(io.get_executor(), server.options());
+  ASSERT_TRUE(connect(io, client));
+
+  std::vector<std::string> seen;
+  client.async_exec(Request{"ECHO", "first"}, [&](lh::error_code, std::vector<Reply> r) {
+    seen.push_back(r.at(0).str);
+    throw std::runtime_error("handler failed");
+  });
+  for (const char* text : {"second", "third"}) {
+    client.async_exec(Request{"ECHO", text}, [&](lh::error_code, std::vector<Reply> r) { seen.push_back(r.at(0).str); });
+  }
+  bool threw = false;
+  const auto bound = std::chrono::steady_clock::now() + 10s;
+  while (seen.size() < 3 && std::chrono::steady_clock::now() < bound) {
+    try {
+      io.run_for(50ms);
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "handler failed");
+      threw = true;
+    }
+    io.restart();
+  }
+  EXPECT_TRUE(threw);
+  EXPECT_EQ(seen, (std::vector<std::string>{"first", "second", "third"}));
 }

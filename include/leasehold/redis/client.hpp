@@ -24,6 +24,8 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 
 #include <chrono>
@@ -33,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace leasehold::redis {
@@ -60,7 +63,19 @@ using EvalHandler = asio::any_completion_handler<void(error_code, Reply)>;
 
 namespace detail {
 class ClientImpl;
+
+struct NoExecutor {};
+
+// A handler with no executor and no cancellation slot of its own completes on
+// the client's executor anyway, so it may be called directly from one posted
+// turn that completes every reply of a read, instead of being posted alone
+// (through type-erased executors: a dozen allocations per reply).
+template <typename Handler>
+bool completes_on_client_executor(const Handler& handler) {
+  return std::is_same_v<typename asio::associated_executor<Handler, NoExecutor>::type, NoExecutor> &&
+         !asio::get_associated_cancellation_slot(handler).is_connected();
 }
+}  // namespace detail
 
 class Client {
  public:
@@ -114,7 +129,10 @@ class Client {
   template <typename CompletionToken>
   auto async_exec(Request request, CompletionToken&& token) {
     return asio::async_initiate<CompletionToken, void(error_code, std::vector<Reply>)>(
-        [this](auto handler, Request req) { start_exec(std::move(req), ExecHandler(std::move(handler))); },
+        [this](auto handler, Request req) {
+          const bool direct = detail::completes_on_client_executor(handler);
+          start_exec(std::move(req), ExecHandler(std::move(handler)), direct);
+        },
         token, std::move(request));
   }
 
@@ -128,7 +146,8 @@ class Client {
                   CompletionToken&& token) {
     return asio::async_initiate<CompletionToken, void(error_code, Reply)>(
         [this, &script](auto handler, std::vector<std::string> k, std::vector<std::string> a) {
-          start_eval(script, std::move(k), std::move(a), EvalHandler(std::move(handler)));
+          const bool direct = detail::completes_on_client_executor(handler);
+          start_eval(script, std::move(k), std::move(a), EvalHandler(std::move(handler)), direct);
         },
         token, std::move(keys), std::move(args));
   }
@@ -138,7 +157,10 @@ class Client {
   template <typename CompletionToken>
   auto async_eval(const Script& script, const ScriptArguments& arguments, CompletionToken&& token) {
     return asio::async_initiate<CompletionToken, void(error_code, Reply)>(
-        [this, &script, &arguments](auto handler) { start_eval(script, arguments, EvalHandler(std::move(handler))); },
+        [this, &script, &arguments](auto handler) {
+          const bool direct = detail::completes_on_client_executor(handler);
+          start_eval(script, arguments, EvalHandler(std::move(handler)), direct);
+        },
         token);
   }
 
@@ -158,10 +180,11 @@ class Client {
   bool subscribed() const noexcept;
 
  private:
-  void start_exec(Request request, ExecHandler handler);
+  // `direct`: see detail::completes_on_client_executor.
+  void start_exec(Request request, ExecHandler handler, bool direct);
   void start_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
-                  EvalHandler handler);
-  void start_eval(const Script& script, const ScriptArguments& arguments, EvalHandler handler);
+                  EvalHandler handler, bool direct);
+  void start_eval(const Script& script, const ScriptArguments& arguments, EvalHandler handler, bool direct);
 
   std::shared_ptr<detail::ClientImpl> impl_;
 };
