@@ -6,7 +6,8 @@
 //
 // Reports client CPU (getrusage of this process, every thread, as % of one
 // core), resident memory per group (RSS growth from before the Elector was
-// built to when it led every group, / groups), Redis CPU (INFO cpu deltas)
+// built to when it led every group and to the end of the window, / groups;
+// the memory target must hold at both), Redis CPU (INFO cpu deltas)
 // and command rates (INFO commandstats deltas), the renewal round trip
 // (audit hook: `extended` records, at - sent_at) and every revocation, which
 // here can only mean a missed renewal.
@@ -213,6 +214,7 @@ int main(int argc, char** argv) try {
   const auto per_second = bench::Summary::of(cpu_per_second);
   const double client_cpu_pct = (cpu1 - cpu0) / wall * 100;
   const double bytes_per_group = static_cast<double>(rss_elected - rss_before) / static_cast<double>(total_groups);
+  const double bytes_per_group_end = static_cast<double>(rss_end - rss_before) / static_cast<double>(total_groups);
   const std::uint64_t missed = revoked.load();
 
   bench::Table t({"measurement", "value", "target"});
@@ -226,7 +228,7 @@ int main(int argc, char** argv) try {
   t.add({"RSS growth per group (to all elected)", fmt::format("{:.0f} B", bytes_per_group), "<= 1024"});
   t.add({"heap in use per group (mallinfo2, to all elected)", fmt::format("{:.0f} B", static_cast<double>(heap_elected - heap_before) / static_cast<double>(total_groups)), ""});
   t.add({"operator new calls per renewal", bench::fixed(static_cast<double>(allocations1 - allocations0) / std::max(1.0, rate("pexpire") * wall), 1), ""});
-  t.add({"RSS growth per group (to end of window)", fmt::format("{:.0f} B", static_cast<double>(rss_end - rss_before) / static_cast<double>(total_groups)), ""});
+  t.add({"RSS growth per group (to end of window)", fmt::format("{:.0f} B", bytes_per_group_end), "<= 1024"});
   t.add({"heap in use per group (to end of window)", fmt::format("{:.0f} B", (static_cast<double>(heap_end) - static_cast<double>(heap_before)) / static_cast<double>(total_groups)), ""});
   t.add({"Redis CPU (% of one core)", bench::fixed((redis1.cpu_s - redis0.cpu_s) / wall * 100, 2), ""});
   t.add({"EVALSHA per second (lease scripts)", bench::fixed(rate("evalsha"), 0), fmt::format("{:.0f} (groups / heartbeat)", static_cast<double>(total_groups) / heartbeat_s)});
@@ -248,7 +250,7 @@ int main(int argc, char** argv) try {
   }
   std::printf("load average at end: %s\n", bench::load_average().c_str());
   std::printf("targets: client CPU %s, memory %s, missed renewals %s\n", client_cpu_pct <= 5 ? "MET" : "MISSED",
-              bytes_per_group <= 1024 ? "MET" : "MISSED", missed == 0 ? "MET" : "MISSED");
+              std::max(bytes_per_group, bytes_per_group_end) <= 1024 ? "MET" : "MISSED", missed == 0 ? "MET" : "MISSED");
   t.write_csv(opt.csv);
   return 0;
 } catch (const std::exception& e) {
