@@ -678,7 +678,8 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
   // ---- lease commands: at most max_in_flight awaiting their replies --------
 
   void send(GroupState& g, Command command, std::uint64_t seq) {
-    if (in_flight_ >= max_in_flight) return held_back_.push_back({&g, command, seq});
+    // Behind the held-back ones, if any: in order, and none waits for long.
+    if (in_flight_ >= max_in_flight || !held_back_.empty()) return held_back_.push_back({&g, command, seq});
     write_command(g, command, seq);
   }
 
