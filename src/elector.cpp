@@ -695,12 +695,11 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
       const LeaseMachine& m = c.group->machine;
       if (m.in_flight() == c.command && m.in_flight_seq() == c.seq) write_command(*c.group, c.command, c.seq);
     }
-    if (held_back_.empty()) held_back_ = {};  // give a burst's blocks back
   }
 
+  // The reply handler runs later, never inside async_eval, so counting the
+  // command after the switch is in time.
   void write_command(GroupState& g, Command command, std::uint64_t seq) {
-    if (command == Command::none) return;
-    ++in_flight_;
     auto self = shared_from_this();
     switch (command) {
       case Command::acquire:
@@ -732,8 +731,9 @@ class ElectorImpl : public std::enable_shared_from_this<ElectorImpl> {
                            });
         break;
       case Command::none:
-        break;  // returned above
+        return;  // nothing sent
     }
+    ++in_flight_;
   }
 
   void on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply) {

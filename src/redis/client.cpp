@@ -185,20 +185,16 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     bool direct = false;         // `handler`: see completes_on_client_executor
   };
 
-  // Replies completed in one posted turn, in order (see complete()).
-  struct EvalDone {
-    EvalHandler handler;
+  // A completed request waiting for run_done(): the reply of a script call
+  // or the replies of a request.
+  template <typename Handler, typename Result>
+  struct Completed {
+    Handler handler;
     error_code ec;
-    Reply reply;
-    bool direct;
+    Result result;
+    bool direct;  // see completes_on_client_executor
   };
-  struct ExecDone {
-    ExecHandler handler;
-    error_code ec;
-    std::vector<Reply> replies;
-    bool direct;
-  };
-  using Done = std::variant<EvalDone, ExecDone>;
+  using Done = std::variant<Completed<EvalHandler, Reply>, Completed<ExecHandler, std::vector<Reply>>>;
 
   // Every reply read in one turn of the reader completes in one posted turn,
   // in the order of the replies: a handler that completes on this executor
@@ -229,19 +225,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   template <typename D>
   void run_one(D& d) {
-    if (d.direct) {
-      if constexpr (std::is_same_v<D, EvalDone>) {
-        std::move(d.handler)(d.ec, std::move(d.reply));
-      } else {
-        std::move(d.handler)(d.ec, std::move(d.replies));
-      }
-      return;
-    }
-    if constexpr (std::is_same_v<D, EvalDone>) {
-      complete_now(ex_, std::move(d.handler), d.ec, std::move(d.reply));
-    } else {
-      complete_now(ex_, std::move(d.handler), d.ec, std::move(d.replies));
-    }
+    if (d.direct) return std::move(d.handler)(d.ec, std::move(d.result));
+    complete_now(ex_, std::move(d.handler), d.ec, std::move(d.result));
   }
 
   error_code refusal() const {
@@ -272,7 +257,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         return eval(std::move(call));
       }
     }
-    complete(EvalDone{std::move(call.handler), ec, std::move(reply), call.direct});
+    complete(Completed<EvalHandler, Reply>{std::move(call.handler), ec, std::move(reply), call.direct});
   }
 
   void track(Pending pending) {
@@ -576,7 +561,10 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       Pending done = std::move(front);
       pending_.pop_front();
       stats_.round_trip.record(clock::now() - done.enqueued);
-      if (done.handler) complete(ExecDone{std::move(done.handler), error_code{}, std::move(done.replies), done.direct});
+      if (done.handler) {
+        complete(Completed<ExecHandler, std::vector<Reply>>{std::move(done.handler), error_code{},
+                                                            std::move(done.replies), done.direct});
+      }
     }
     return {};
   }
@@ -738,7 +726,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::optional<Stream> stream_;
   ReplyDecoder decoder_;
   std::deque<Pending> pending_;
-  std::vector<Done> done_;     // completed, waiting for the posted run_done()
+  std::vector<Done> done_;   // completed, waiting for the posted run_done()
   std::vector<Done> batch_;  // the batch run_done() is running
   std::string outbuf_;
   std::string writing_;

@@ -50,14 +50,12 @@ Reply convert(const redisReply& r) {
 }  // namespace
 
 Error ReplyDecoder::reader_error() const {
-  if (state_->rejected_elements >= 0) {
-    return {make_error_code(errc::protocol_error),
-            fmt::format("invalid RESP from server: an array header announces {} elements, more than "
-                        "the limit of {}",
-                        state_->rejected_elements, max_array_elements)};
-  }
-  return {make_error_code(errc::protocol_error),
-          fmt::format("invalid RESP from server: {}", state_->reader->errstr)};
+  const std::string why =
+      state_->rejected_elements >= 0
+          ? fmt::format("an array header announces {} elements, more than the limit of {}",
+                        state_->rejected_elements, max_array_elements)
+          : std::string(state_->reader->errstr);
+  return {make_error_code(errc::protocol_error), "invalid RESP from server: " + why};
 }
 
 void encode_command(std::string& out, std::span<const std::string_view> args) {

@@ -576,14 +576,12 @@ TEST(Elector, HeldBackCommandsDoNotDelayTheDemotionOfAFrozenServersGroups) {
       << fleet.events(0).elected.size() << " of " << count + 1 << " elected";
 
   server.pause();
-  const auto paused = std::chrono::steady_clock::now();
+  // Bounded by 20 s, far below the command timeout (60 s), and by reason:
+  // had a held-back renewal held back its deadline too, the demotions would
+  // wait for the timeout and name it.
   const bool all_demoted = run_until(fleet.io, [&] { return fleet.events(0).revoked.size() == count + 1; }, 20s);
-  const auto demoted_after = std::chrono::steady_clock::now() - paused;
   server.resume();
   ASSERT_TRUE(all_demoted) << fleet.events(0).revoked.size() << " of " << count + 1 << " demoted";
-  // One ttl at most, plus a generous allowance for a busy machine; the
-  // command timeout (60 s) would be far later.
-  EXPECT_LT(demoted_after, 15s);
   for (const auto& r : fleet.events(0).revoked) {
     EXPECT_EQ(r.reason, lh::RevokeReason::deadline_passed) << r.group << ": " << lh::to_string(r.reason);
   }
