@@ -2,13 +2,16 @@
 # Builds the libFuzzer targets with clang (in build/fuzz) and runs each one,
 # starting from its regression corpus in fuzz/corpus/<target>/.
 #
-#   fuzz/run.sh               every target for 30 s
-#   fuzz/run.sh 120           every target for 120 s
-#   fuzz/run.sh 0             regression only: each corpus file once (CI)
+#   fuzz/run.sh               every target for 30 s, random seed
+#   fuzz/run.sh 120           every target for 120 s, random seed
+#   fuzz/run.sh 0             regression only: each corpus file once
+#   fuzz/run.sh ci            CI: the corpus once, then a fixed-seed pass of a
+#                             fixed number of runs (same verdict every time)
 #   fuzz/run.sh 60 url_fuzzer one target
 #
 # Environment: LEASEHOLD_FUZZ_BUILD_DIR (default build/fuzz),
-# LEASEHOLD_FUZZ_JOBS (build parallelism, default 2).
+# LEASEHOLD_FUZZ_JOBS (build parallelism, default 2), LEASEHOLD_FUZZ_SEED and
+# LEASEHOLD_FUZZ_RUNS (the ci mode's seed and run count, default 1 and 20000).
 # New inputs go to <build>/corpus/<target>/ (the repository corpus is only
 # read); a crash is saved as <build>/artifacts/<target>-crash-* and fails the
 # script. To keep a finding as a regression input, copy it into
@@ -43,17 +46,29 @@ max_len() {
   esac
 }
 
+ci_seed=${LEASEHOLD_FUZZ_SEED:-1}
+ci_runs=${LEASEHOLD_FUZZ_RUNS:-20000}
 status=0
 for t in "${targets[@]}"; do
   bin=$(find "$build" -name "$t" -type f -perm -u+x | head -n 1)
   seeds="$root/fuzz/corpus/$t"
   mkdir -p "$build/corpus/$t" "$build/artifacts"
-  echo "== $t (${seconds} s)"
   log="$build/$t.log"
   rc=0
-  if [ "$seconds" -eq 0 ]; then
+  if [ "$seconds" = ci ]; then
+    # New inputs go to a scratch directory that starts empty, so the run
+    # depends on the repository corpus, the seed and the run count only.
+    echo "== $t (corpus, then seed $ci_seed for $ci_runs runs)"
+    scratch=$(mktemp -d)
+    "$bin" -runs=0 "$seeds" >"$log" 2>&1 &&
+      "$bin" -seed="$ci_seed" -runs="$ci_runs" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" "$scratch" "$seeds" >>"$log" 2>&1 || rc=$?
+    rm -rf "$scratch"
+  elif [ "$seconds" -eq 0 ]; then
+    echo "== $t (corpus only)"
     "$bin" -runs=0 "$seeds" >"$log" 2>&1 || rc=$?
   else
+    echo "== $t (${seconds} s)"
     "$bin" -max_total_time="$seconds" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
       "$build/corpus/$t" "$seeds" >"$log" 2>&1 || rc=$?

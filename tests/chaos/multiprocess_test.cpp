@@ -4,7 +4,8 @@
 // ever claimed a group at once, that elected and revoked alternate, and that
 // every group led again within a stated bound after each disruption.
 //
-// The seed is printed; LEASEHOLD_CHAOS_SEED=<n> replays a schedule.
+// The seed is fixed and printed; LEASEHOLD_CHAOS_SEED=<n> runs (or replays)
+// another schedule.
 
 #include "chaos/checker.hpp"
 #include "chaos/fleet.hpp"
@@ -34,7 +35,7 @@ chaos::Nanos ns(std::chrono::milliseconds ms) { return ms.count() * chaos::kNano
 
 std::uint64_t seed() {
   if (const char* env = std::getenv("LEASEHOLD_CHAOS_SEED")) return std::strtoull(env, nullptr, 10);
-  return std::random_device{}();
+  return 20261202;  // fixed, so that CI's verdict belongs to the commit; explore with the variable
 }
 
 }  // namespace
