@@ -22,7 +22,7 @@
 // last confirming command + ttl - drift, and lies in the future; elected and
 // revoked flags match the transitions; no crash, leak or UB (ASan, UBSan).
 
-#include <leasehold/detail/lease_machine.hpp>
+#include <lease_machine.hpp>
 #include <leasehold/redis/codec.hpp>
 #include <leasehold/redis/reply.hpp>
 

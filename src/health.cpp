@@ -2,7 +2,11 @@
 
 #include <leasehold/health.hpp>
 
+#include "elector_snapshots.hpp"
+
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace leasehold {
 namespace {
@@ -38,3 +42,14 @@ void Health::evaluate() {
 }
 
 }  // namespace leasehold
+
+namespace leasehold::detail {
+
+void add_group_health(Health& h, const std::vector<GroupState*>& groups, TimePoint now) {
+  for (const GroupState* g : groups) {
+    h.heartbeat_lag = std::max(h.heartbeat_lag, g->heartbeat_lag(now));
+    if (g->failing.load(std::memory_order_relaxed)) ++h.failing_groups;
+  }
+}
+
+}  // namespace leasehold::detail

@@ -1,5 +1,7 @@
 #include "lease_replies.hpp"
 
+#include <charconv>
+
 namespace leasehold::detail {
 
 std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::string_view instance_id) {
@@ -19,5 +21,23 @@ std::optional<bool> parse_renew_reply(const redis::Reply& reply) {
 }
 
 bool is_release_reply(const redis::Reply& reply) { return reply.is_integer(); }
+
+error_code parse_leader_info(const std::vector<redis::Reply>& replies, LeaderInfo& info) {
+  if (replies.size() != 3) return make_error_code(errc::unexpected_reply);
+  for (const auto& reply : replies) {
+    if (reply.is_error()) return make_error_code(classify_server_error(reply.str));
+  }
+  const redis::Reply& holder = replies[0];
+  const redis::Reply& pttl = replies[1];
+  const redis::Reply& token = replies[2];
+  if (holder.is_string()) info.holder = holder.str;
+  // PTTL: -2 no key (nobody holds it), -1 a key without TTL.
+  if (pttl.is_integer() && pttl.integer >= -1) info.remaining = std::chrono::milliseconds(pttl.integer);
+  if (token.is_string()) {
+    const char* end = token.str.data() + token.str.size();
+    if (std::from_chars(token.str.data(), end, info.token).ptr != end) return make_error_code(errc::unexpected_reply);
+  }
+  return {};
+}
 
 }  // namespace leasehold::detail

@@ -3,11 +3,14 @@
 // the reply fuzzer share this, so that the fuzzer feeds the state machine
 // exactly what the elector would.
 
-#include <leasehold/detail/lease_machine.hpp>
+#include "lease_machine.hpp"
+#include <leasehold/elector.hpp>
+#include <leasehold/error.hpp>
 #include <leasehold/redis/reply.hpp>
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace leasehold::detail {
 
@@ -23,5 +26,10 @@ std::optional<bool> parse_renew_reply(const redis::Reply& reply);
 /// The release script's reply is an integer (1 released, 0 not ours); false
 /// for any other shape.
 bool is_release_reply(const redis::Reply& reply);
+
+/// leader_of()'s GET lease, PTTL lease, GET token: fills `info` and returns
+/// the first server error among them (errc::unexpected_reply for any other
+/// shape).
+error_code parse_leader_info(const std::vector<redis::Reply>& replies, LeaderInfo& info);
 
 }  // namespace leasehold::detail

@@ -4,8 +4,11 @@
 
 #include <leasehold/metrics.hpp>
 
+#include "elector_snapshots.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <string_view>
 
@@ -196,3 +199,39 @@ std::string to_prometheus(std::span<const Metrics> electors) {
 std::string to_prometheus(const Metrics& elector) { return to_prometheus(std::span<const Metrics>(&elector, 1)); }
 
 }  // namespace leasehold
+
+namespace leasehold::detail {
+
+GroupMetrics group_metrics(const GroupState& g, TimePoint now) {
+  GroupMetrics m;
+  m.group = g.name;
+  m.leader = g.flag->leading(now);
+  m.token = g.machine.token();
+  m.terms_won = g.terms_won;
+  m.acquire_attempts = g.acquire_attempts;
+  m.acquire_errors = g.acquire_errors;
+  m.renewals_ok = g.renewals_ok;
+  m.renewals_failed = g.renewals_failed;
+  std::copy(g.demotions.begin(), g.demotions.end(), m.demotions.begin());
+  m.time_as_leader = g.time_as_leader + (g.in_term ? now - g.leading_since : Duration::zero());
+  m.heartbeat_lag = g.heartbeat_lag(now);
+  return m;
+}
+
+ConnectionMetrics connection_metrics(std::string name, const redis::Client& c, TimePoint now) {
+  const auto& s = c.stats();
+  ConnectionMetrics m;
+  m.name = std::move(name);
+  m.connected = c.connected();
+  m.connects = s.connects;
+  m.reconnects = s.connects > 0 ? s.connects - 1 : 0;
+  m.disconnects = s.disconnects;
+  m.commands_sent = s.commands_sent;
+  m.timeouts = s.timeouts;
+  m.protocol_errors = s.protocol_errors;
+  m.round_trip = s.round_trip;
+  if (const auto at = c.last_reply_at()) m.last_reply_age = now - *at;
+  return m;
+}
+
+}  // namespace leasehold::detail

@@ -1,5 +1,5 @@
 #include <leasehold/detail/leader_work.hpp>
-#include <leasehold/detail/tick_record.hpp>
+#include "tick_record.hpp"
 #include <leasehold/log.hpp>
 #include <leasehold/scheduler.hpp>
 

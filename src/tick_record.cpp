@@ -1,4 +1,4 @@
-#include <leasehold/detail/tick_record.hpp>
+#include "tick_record.hpp"
 #include <leasehold/log.hpp>
 
 #include <boost/asio/as_tuple.hpp>

@@ -64,6 +64,7 @@ namespace leasehold {
 namespace detail {
 class ElectorImpl;
 struct Standalone;
+struct ElectorAccess;
 
 /// The published local view of one group: the steady_clock deadline of the
 /// current term in nanoseconds since the clock's epoch, 0 when not leader.
@@ -309,9 +310,6 @@ class Elector {
   /// when the executor is stuck. Callable from any thread.
   Health health() const;
 
-  /// Internal: the implementation, for guards and tests.
-  const std::shared_ptr<detail::ElectorImpl>& impl() const noexcept { return impl_; }
-
  private:
   using TermHandler = boost::asio::any_completion_handler<void(error_code, Term)>;
   using VoidHandler = boost::asio::any_completion_handler<void(error_code)>;
@@ -327,6 +325,7 @@ class Elector {
   void start_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   EvalHandler handler);
   friend class StopOperation;
+  friend struct detail::ElectorAccess;
   bool on_own_executor() const noexcept;
 
   // Declared first so that it is destroyed last, after the impl.

@@ -2,17 +2,14 @@
 // What an Elector tells its user. Callbacks receive these on the callback
 // executor, never on the renewal path.
 
-#include <leasehold/detail/lease_machine.hpp>
 #include <leasehold/error.hpp>
+#include <leasehold/revoke_reason.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 namespace leasehold {
-
-using RevokeReason = detail::RevokeReason;
-using detail::to_string;
 
 /// This instance began a term as leader of `group`.
 struct ElectedEvent {

@@ -18,9 +18,6 @@
 
 namespace leasehold {
 
-/// How many RevokeReason values there are (the size of demotion arrays).
-inline constexpr std::size_t revoke_reason_count = 8;
-
 /// One election group, as this instance saw it. Counters start at zero when
 /// the Elector is constructed and only grow.
 struct GroupMetrics {

@@ -26,7 +26,7 @@ if [ ! -f "$safe/CMakeCache.txt" ]; then
 fi
 cmake --build "$safe" -j "$jobs" --target leasehold_chaos leasehold_member
 cmake -S "$root" -B "$unsafe" "${common[@]}" -DLEASEHOLD_UNSAFE_DEADLINE_FROM_REPLY=ON >/dev/null 2>&1
-cmake --build "$unsafe" -j "$jobs" --target leasehold_member
+cmake --build "$unsafe" -j "$jobs" --target leasehold_member leasehold_simulation
 
 runner=("$safe/tests/chaos/leasehold_chaos" --seed "$seed" --duration "$duration" --scenario delayed-replies)
 log=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-selftest-XXXXXX")
@@ -60,3 +60,6 @@ if [ "$result" -eq 0 ]; then
   echo "SELF-TEST PASSED: the checker caught the broken build ($(grep -oE 'overlaps=[0-9]+' "$log/unsafe.txt")) and the safe build passed the same schedule"
 fi
 exit "$result"
+
+echo "== self-test: the simulation must catch the broken build too"
+"$unsafe/tests/simulation/leasehold_simulation" --seeds 300 --expect-failure | tail -n 4

@@ -7,7 +7,7 @@
 #include <leasehold/leasehold.hpp>
 #include <leasehold/run_while_leader.hpp>
 #include <leasehold/scheduler.hpp>
-#include <leasehold/detail/tick_record.hpp>
+#include <tick_record.hpp>
 
 #include "support/elector_fixture.hpp"
 #include "support/redis_server.hpp"

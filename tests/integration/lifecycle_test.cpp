@@ -6,6 +6,8 @@
 
 #include <leasehold/leasehold.hpp>
 
+#include <elector_access.hpp>
+
 #include "support/io_helpers.hpp"
 #include "support/redis_server.hpp"
 
@@ -58,11 +60,11 @@ lh::RedisOptions redis_of(const lh::test::RedisServer& server) {
 TEST(Lifecycle, StandaloneElectorsComeAndGoWithoutLeaking) {
   lh::test::RedisServer server;
   for (int i = 0; i < 12; ++i) {
-    std::weak_ptr<lh::detail::ElectorImpl> impl;
+    std::weak_ptr<const void> impl;
     lh::Group handle;
     {
       lh::Elector e(redis_of(server), cycle_options(i));
-      impl = e.impl();
+      impl = lh::detail::ElectorAccess::lifetime(e);
       handle = e.group("c");
       e.on_elected([](const lh::ElectedEvent&) {});
       e.on_error([](const lh::ErrorEvent&) {});
@@ -94,11 +96,11 @@ TEST(Lifecycle, ExecutorModeElectorsComeAndGoWithoutLeaking) {
   lh::test::RedisServer server;
   boost::asio::io_context io;
   for (int i = 0; i < 12; ++i) {
-    std::weak_ptr<lh::detail::ElectorImpl> impl;
+    std::weak_ptr<const void> impl;
     std::optional<lh::error_code> acquired;
     {
       lh::Elector e(io.get_executor(), redis_of(server), cycle_options(i));
-      impl = e.impl();
+      impl = lh::detail::ElectorAccess::lifetime(e);
       e.on_revoked([](const lh::RevokedEvent&) {});
       if (i % 4 != 0) e.start();
       if (i % 4 >= 2) {

@@ -6,7 +6,7 @@
 // 52 ms, step-down hold-off 1000 ms. A term confirmed by a command sent at S
 // therefore lasts until S + 4948 ms.
 
-#include <leasehold/detail/lease_machine.hpp>
+#include <lease_machine.hpp>
 
 #include <gtest/gtest.h>
 

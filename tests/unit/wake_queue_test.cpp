@@ -1,7 +1,7 @@
 // The elector's timer queue against a plain reference: random moves,
 // removals and pops over a few hundred items, always the earliest on top.
 
-#include <leasehold/detail/wake_queue.hpp>
+#include <wake_queue.hpp>
 
 #include <gtest/gtest.h>
 

@@ -17,6 +17,8 @@
 // leave_leader), which set and clear the deadline and emit elected / revoked,
 // so each fires exactly once per term and in order.
 
+#include <leasehold/revoke_reason.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -39,19 +41,7 @@ struct LeaseTiming {
 
 enum class Command : std::uint8_t { none, acquire, renew, release };
 
-enum class RevokeReason : std::uint8_t {
-  renew_refused,    ///< the renew script found the key gone or held by another id
-  renew_failed,     ///< the renew command failed (server error, connection error)
-  timeout,          ///< the renew command timed out: its outcome is unknown
-  connection_lost,  ///< the connection to Redis closed
-  stepped_down,     ///< step_down() released the lease
-  stopped,          ///< stop() released the lease
-  deadline_passed,  ///< no renewal was confirmed before the local deadline
-  released_elsewhere,  ///< a release notice named this instance: someone released its lease
-                       ///< (an operator's CLI step-down); treated as a step-down
-};
-
-std::string_view to_string(RevokeReason reason) noexcept;
+using leasehold::RevokeReason;
 
 enum class LeaseState : std::uint8_t { idle, disconnected, candidate, leader, held_off, stopping, stopped };
 

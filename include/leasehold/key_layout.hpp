@@ -1,0 +1,58 @@
+#pragma once
+// Where a group lives in Redis: the one place that names a group's keys and
+// channels. Every part of leasehold (elector, scheduler, CLI) asks it.
+//
+//   plain (one server, Sentinel):    leader:reports  leader:reports:token
+//   hash_tagged (Cluster):           leader:{reports}  leader:{reports}:token
+//
+// In the hash-tagged form every key and the channel of one group hash to the
+// same Cluster slot, so a script never touches two slots; `{` and `}` are
+// then not allowed in group names.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace leasehold {
+
+class KeyLayout {
+ public:
+  enum class Form { plain, hash_tagged };
+
+  explicit KeyLayout(std::string prefix = "leader:", Form form = Form::plain);
+
+  const std::string& prefix() const noexcept { return prefix_; }
+  Form form() const noexcept { return form_; }
+
+  /// The lease key: its value is the holder's instance id, with a TTL.
+  std::string lease_key(std::string_view group) const;
+  /// The fencing counter beside the lease; it never expires.
+  std::string token_key(std::string_view group) const;
+  /// The channel a release notice is published on (the releaser's id).
+  std::string release_channel(std::string_view group) const;
+  /// The hash holding each schedule's last tick (leader-only schedules).
+  std::string tick_record_key(std::string_view group) const;
+
+  /// The PSUBSCRIBE pattern that matches the release channel of every group
+  /// under the prefix; glob characters of the prefix match only themselves.
+  std::string release_pattern() const;
+  /// The group whose release channel `channel` is; nullopt for any other.
+  std::optional<std::string_view> group_of_channel(std::string_view channel) const;
+  /// The group whose lease key `key` is; nullopt for any other key
+  /// (including the token and tick keys).
+  std::optional<std::string_view> group_of_key(std::string_view key) const;
+
+  /// Suffixes of the sibling keys: a group name ending in one of them could
+  /// collide with another group's sibling key, so such names are refused.
+  static constexpr std::string_view token_suffix = ":token";
+  static constexpr std::string_view release_suffix = ":released";
+  static constexpr std::string_view tick_suffix = ":ticks";
+
+ private:
+  std::optional<std::string_view> group_between(std::string_view text, std::string_view suffix) const;
+
+  std::string prefix_;
+  Form form_;
+};
+
+}  // namespace leasehold

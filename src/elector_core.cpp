@@ -1,0 +1,288 @@
+#include "elector_core.hpp"
+
+#include "lease_replies.hpp"
+
+#include <leasehold/log.hpp>
+
+#include <boost/asio/error.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace leasehold::detail {
+namespace {
+
+ElectorOptions validated(ElectorOptions o) {
+  o.validate();
+  return o;
+}
+
+// Connection-level failures are reported once, by the connection's state
+// handler, not again for every group whose command they failed.
+bool is_connection_failure(const error_code& ec) {
+  return ec == errc::connection_lost || ec == errc::not_connected || ec == errc::stopped ||
+         ec == errc::timeout || ec == errc::protocol_error || ec == boost::asio::error::operation_aborted;
+}
+
+}  // namespace
+
+ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, LeaseTransport& transport,
+                         ElectorListener& listener, CoreLimits limits)
+    : options_(validated(std::move(options))),
+      id_(std::move(instance_id)),
+      layout_(options_.key_prefix),
+      timing_{options_.ttl, options_.effective_heartbeat(), options_.retry_interval,
+              options_.effective_drift_margin(), options_.effective_hold_off()},
+      ttl_ms_(std::to_string(options_.ttl.count())),
+      context_{layout_, timing_, id_, ttl_ms_},
+      limits_(limits),
+      transport_(transport),
+      listener_(listener),
+      applier_(id_, listener, *this),
+      window_(limits.max_in_flight),
+      wakes_(limits.groups_per_pass) {
+  registry_.reserve(options_.groups.size() + 1);
+  registry_.insert(std::make_unique<GroupState>("default", context_));
+  for (const auto& g : options_.groups) {
+    if (registry_.find(g) == nullptr) registry_.insert(std::make_unique<GroupState>(g, context_));
+  }
+}
+
+std::pair<GroupState*, bool> ElectorCore::register_group(std::string_view name) {
+  if (GroupState* g = registry_.find(name)) return {g, false};
+  validate_group_name(name);
+  return registry_.insert(std::make_unique<GroupState>(name, context_));
+}
+
+void ElectorCore::abandon() noexcept {
+  lifecycle_.store(Lifecycle::stopped, std::memory_order_release);
+  for (GroupState* g : registry_.snapshot()) g->flag->deadline_ns.store(0, std::memory_order_release);
+}
+
+// ---- lifecycle ---------------------------------------------------------------
+
+void ElectorCore::start(TimePoint now) {
+  Lifecycle expected = Lifecycle::idle;
+  if (!lifecycle_.compare_exchange_strong(expected, Lifecycle::running, std::memory_order_acq_rel)) return;
+  for (GroupState* g : registry_.snapshot()) begin(*g, now);
+}
+
+void ElectorCore::begin(GroupState& g, TimePoint now) {
+  if (g.begun || lifecycle() != Lifecycle::running) return;
+  g.begun = true;
+  begun_.push_back(&g);
+  apply(g, g.machine.start(now), now);
+  if (notices_) apply(g, g.machine.on_notices_available(now, true), now);
+  if (connected_) apply(g, g.machine.on_connected(now), now);
+}
+
+void ElectorCore::stop(TimePoint now) {
+  Lifecycle expected = Lifecycle::running;
+  if (!lifecycle_.compare_exchange_strong(expected, Lifecycle::stopping, std::memory_order_acq_rel)) {
+    // Never started: nothing to release. Stopping or stopped: under way.
+    if (expected == Lifecycle::idle) finish_stop(now);
+    return;
+  }
+  for (GroupState* g : begun_) apply(*g, g->machine.stop(now), now);
+  maybe_finish_stop(now);
+}
+
+void ElectorCore::machine_stopped(GroupState&, TimePoint now) { maybe_finish_stop(now); }
+
+void ElectorCore::maybe_finish_stop(TimePoint now) {
+  if (lifecycle() != Lifecycle::stopping) return;
+  // No group begins while stopping and a stopped machine stays stopped, so
+  // the scan resumes where it ended: one pass over the groups in all.
+  while (stopped_prefix_ < begun_.size() && begun_[stopped_prefix_]->machine.state() == LeaseState::stopped) {
+    ++stopped_prefix_;
+  }
+  if (stopped_prefix_ == begun_.size()) finish_stop(now);
+}
+
+void ElectorCore::finish_stop(TimePoint now) {
+  // abandon() may have marked it stopped already: the groups still need
+  // their terms ended here, once.
+  if (finished_) return;
+  finished_ = true;
+  lifecycle_.store(Lifecycle::stopped, std::memory_order_release);
+  connected_ = false;
+  connect_next_ = connect_end_;
+  wakes_.disarm();
+  for (GroupState* g : registry_.snapshot()) applier_.withdraw(*g, RevokeReason::stopped, now);
+  listener_.stopped();
+}
+
+// ---- connection and notices ------------------------------------------------
+
+void ElectorCore::connection_up(TimePoint now) {
+  if (lifecycle() != Lifecycle::running && lifecycle() != Lifecycle::stopping) return;
+  connected_ = true;
+  connect_next_ = 0;
+  connect_end_ = begun_.size();
+  connect_pass(now);
+}
+
+// Tells the groups the connection is up, a pass at a time: each sends its
+// acquire, and thousands at once would be one burst. A group begun meanwhile
+// was told by begin() itself.
+void ElectorCore::connect_pass(TimePoint now) {
+  const std::size_t end = std::min(connect_end_, connect_next_ + limits_.groups_per_pass);
+  for (; connect_next_ < end; ++connect_next_) {
+    GroupState& g = *begun_[connect_next_];
+    apply(g, g.machine.on_connected(now), now);
+  }
+  if (connect_next_ < connect_end_) listener_.resume_later();
+}
+
+void ElectorCore::resume(TimePoint now) {
+  if (connected_ && lifecycle() == Lifecycle::running) connect_pass(now);
+}
+
+void ElectorCore::connection_down(TimePoint now, bool timed_out) {
+  connected_ = false;
+  connect_next_ = connect_end_;
+  // Losing the connection ends every claim at once, whatever the count.
+  for (GroupState* g : begun_) apply(*g, g->machine.on_disconnected(now, timed_out), now);
+}
+
+void ElectorCore::notices_available(bool available, TimePoint now) {
+  notices_ = available;
+  for (GroupState* g : begun_) apply(*g, g->machine.on_notices_available(now, available), now);
+}
+
+void ElectorCore::release_notice(std::string_view channel, std::string_view releaser, TimePoint now) {
+  const auto name = layout_.group_of_channel(channel);
+  if (!name) return;
+  GroupState* g = registry_.find(*name);
+  // Channels of groups not campaigned for match the pattern too: ignored.
+  if (g != nullptr && g->begun) apply(*g, g->machine.on_release_notice(now, releaser), now);
+}
+
+void ElectorCore::step_down(GroupState& g, TimePoint now) { apply(g, g.machine.step_down(now), now); }
+
+// ---- wakes -------------------------------------------------------------------
+
+void ElectorCore::schedule(GroupState& g, std::optional<TimePoint> wake) {
+  wakes_.set(g, lifecycle() == Lifecycle::stopped ? std::nullopt : wake);
+  arm();
+}
+
+void ElectorCore::arm() {
+  if (const auto at = wakes_.arm()) listener_.arm_timer(*at);
+}
+
+void ElectorCore::timer_expired(TimePoint armed_for, TimePoint now) {
+  if (!wakes_.expired(armed_for)) return;
+  // The budget stops a group that keeps asking to be woken at once from
+  // holding the executor.
+  wakes_.fire(now, 2 * begun_.size() + 1, [&](GroupState& g) { apply(g, g.machine.on_timer(now), now); });
+  arm();
+}
+
+// ---- lease commands ----------------------------------------------------------
+
+void ElectorCore::send(GroupState& g, Command command, std::uint64_t seq, TimePoint now) {
+  const Queued queued{&g, command, seq};
+  if (window_.admit(queued)) write(queued, now);
+}
+
+void ElectorCore::write(const Queued& c, TimePoint now) {
+  GroupState& g = *c.group;
+  switch (c.command) {
+    case Command::acquire:
+      ++g.acquire_attempts;
+      break;
+    case Command::renew:
+      // confirmed_at still names the previous confirmation, so this is how
+      // late the renewal leaves against its schedule.
+      g.renew_lag_ns.store(std::max<std::int64_t>(0, to_ns(now) - to_ns(g.machine.renewal_due())),
+                           std::memory_order_relaxed);
+      break;
+    default:
+      break;
+  }
+  transport_.send(g, c.command, c.seq, *this);
+}
+
+void ElectorCore::on_lease_reply(GroupState& g, Command command, std::uint64_t seq, error_code ec,
+                                 const redis::Reply& reply, TimePoint now) {
+  // Once half the window is free, the held-back commands go as one batch;
+  // a demotion, a reconnect or a newer command made some stale meanwhile.
+  window_.settle([](const Queued& q) { return q.group->machine.in_flight() == q.command &&
+                                              q.group->machine.in_flight_seq() == q.seq; },
+                 [this, now](const Queued& q) { write(q, now); });
+  switch (command) {
+    case Command::acquire: return on_acquire_result(g, seq, ec, reply, now);
+    case Command::renew: return on_renew_result(g, seq, ec, reply, now);
+    case Command::release: return on_release_result(g, seq, ec, reply, now);
+    case Command::none: return;
+  }
+}
+
+void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
+                                    TimePoint now) {
+  std::optional<AcquireReply> parsed;
+  if (!ec) {
+    parsed = parse_acquire_reply(reply, id_);
+    if (!parsed) ec = make_error_code(errc::unexpected_reply);
+  }
+  if (ec) {
+    ++g.acquire_errors;
+    return fail(g, seq, ec, reply, "acquire", now);
+  }
+  recovered(g, "acquire");
+  apply(g, g.machine.on_acquire_reply(now, seq, *parsed), now);
+}
+
+void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
+                                  TimePoint now) {
+  std::optional<bool> renewed;
+  if (!ec) {
+    renewed = parse_renew_reply(reply);
+    if (!renewed) ec = make_error_code(errc::unexpected_reply);
+  }
+  if (ec || !*renewed) {
+    ++g.renewals_failed;
+  } else {
+    ++g.renewals_ok;
+  }
+  if (ec) return fail(g, seq, ec, reply, "renew", now);
+  recovered(g, "renew");
+  apply(g, g.machine.on_renew_reply(now, seq, *renewed), now);
+}
+
+void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
+                                    TimePoint now) {
+  if (!ec && !is_release_reply(reply)) ec = make_error_code(errc::unexpected_reply);
+  if (ec) return fail(g, seq, ec, reply, "release", now);
+  recovered(g, "release");
+  apply(g, g.machine.on_release_reply(now, seq), now);
+}
+
+// A group's error is logged and reported when it first appears (or
+// changes), not on every retry; recovered() logs its end.
+void ElectorCore::fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
+                       std::string_view what, TimePoint now) {
+  if (!is_connection_failure(ec)) {
+    g.failing.store(true, std::memory_order_relaxed);
+    if (ec != g.last_error) {
+      g.last_error = ec;
+      Error error{ec, reply.is_error() ? reply.str : reply.debug_string()};
+      log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {} failed: {}; retrying every {} ms", id_, g.name,
+                                         what, error.message(), options_.retry_interval.count()));
+      listener_.group_error(g, error);
+    }
+  }
+  apply(g, g.machine.on_failure(now, seq, ec == errc::timeout ? Failure::timeout : Failure::error), now);
+}
+
+void ElectorCore::recovered(GroupState& g, std::string_view what) {
+  g.failing.store(false, std::memory_order_relaxed);
+  if (!g.last_error) return;
+  log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {} works again after: {}", id_, g.name, what,
+                                     g.last_error.message()));
+  g.last_error = {};
+}
+
+}  // namespace leasehold::detail

@@ -1,0 +1,140 @@
+#pragma once
+// The elector's logic, free of I/O: every group of one elector, their lease
+// machines, the command window and the wake scheduler, driven by inputs that
+// carry `now`. It sends lease commands through a LeaseTransport and tells an
+// ElectorListener about terms, errors, and when to wake it. The Asio
+// elector (elector.cpp) and the simulation (tests/simulation) drive it.
+//
+// Threading: register_group(), find(), groups() and lifecycle() from any
+// thread; everything else on the driver's executor only.
+
+#include "command_window.hpp"
+#include "elector_listener.hpp"
+#include "group_applier.hpp"
+#include "group_registry.hpp"
+#include "group_state.hpp"
+#include "lease_transport.hpp"
+#include "wake_scheduler.hpp"
+
+#include <leasehold/elector_options.hpp>
+#include <leasehold/key_layout.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace leasehold::detail {
+
+/// How much work one turn of the executor takes on.
+struct CoreLimits {
+  /// Lease commands awaiting replies at most (see CommandWindow).
+  std::size_t max_in_flight = 1024;
+  /// Groups woken, or told of a new connection, in one turn.
+  std::size_t groups_per_pass = 1024;
+};
+
+enum class Lifecycle : std::uint8_t { idle, running, stopping, stopped };
+
+class ElectorCore final : public LeaseReplies, private CommandSink {
+ public:
+  ElectorCore(ElectorOptions options, std::string instance_id, LeaseTransport& transport,
+              ElectorListener& listener, CoreLimits limits = {});
+  ElectorCore(const ElectorCore&) = delete;
+  ElectorCore& operator=(const ElectorCore&) = delete;
+
+  const ElectorOptions& options() const noexcept { return options_; }
+  const std::string& id() const noexcept { return id_; }
+  const KeyLayout& layout() const noexcept { return layout_; }
+
+  // ---- any thread ----
+  GroupState* find(std::string_view group) const noexcept { return registry_.find(group); }
+  /// Registers `group` (validated: throws std::invalid_argument naming the
+  /// problem). Returns the group and whether it is new; a new group must
+  /// then be begun on the executor (begin()) if the core runs.
+  std::pair<GroupState*, bool> register_group(std::string_view group);
+  std::vector<GroupState*> groups() const { return registry_.snapshot(); }
+  Lifecycle lifecycle() const noexcept { return lifecycle_.load(std::memory_order_acquire); }
+  /// Marks the core stopped and withdraws every deadline at once, from any
+  /// thread (an elector going away); the executor then calls finish_stop().
+  void abandon() noexcept;
+
+  // ---- executor only ----
+  void start(TimePoint now);
+  /// Starts campaigning for a group registered after start().
+  void begin(GroupState& group, TimePoint now);
+  void connection_up(TimePoint now);
+  /// `timed_out`: the connection was reset because a command timed out.
+  void connection_down(TimePoint now, bool timed_out);
+  bool connected() const noexcept { return connected_; }
+  void notices_available(bool available, TimePoint now);
+  void release_notice(std::string_view channel, std::string_view releaser, TimePoint now);
+  void step_down(GroupState& group, TimePoint now);
+  /// Releases every lease; finishes (listener.stopped()) when every release
+  /// was answered, or when finish_stop() is called (the stop timeout).
+  void stop(TimePoint now);
+  void finish_stop(TimePoint now);
+  /// The timer armed through listener.arm_timer(armed_for) expired.
+  void timer_expired(TimePoint armed_for, TimePoint now);
+  /// Continues work spread over several turns (listener.resume_later()).
+  void resume(TimePoint now);
+
+  void on_lease_reply(GroupState& group, Command command, std::uint64_t seq, error_code ec,
+                      const redis::Reply& reply, TimePoint now) override;
+
+  const std::vector<GroupState*>& begun() const noexcept { return begun_; }
+  std::size_t in_flight() const noexcept { return window_.in_flight(); }
+  std::size_t held_back() const noexcept { return window_.held_back(); }
+
+ private:
+  struct Queued {
+    GroupState* group;
+    Command command;
+    std::uint64_t seq;
+  };
+
+  void apply(GroupState& group, const Output& out, TimePoint now) { applier_.apply(group, out, now); }
+  void send(GroupState& group, Command command, std::uint64_t seq, TimePoint now) override;
+  void schedule(GroupState& group, std::optional<TimePoint> wake) override;
+  void machine_stopped(GroupState& group, TimePoint now) override;
+  void write(const Queued& command, TimePoint now);
+  void arm();
+  void connect_pass(TimePoint now);
+  void on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, TimePoint now);
+  void on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, TimePoint now);
+  void on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, TimePoint now);
+  void fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, std::string_view what,
+            TimePoint now);
+  void recovered(GroupState& g, std::string_view what);
+  void maybe_finish_stop(TimePoint now);
+
+  const ElectorOptions options_;
+  const std::string id_;
+  const KeyLayout layout_;
+  const LeaseTiming timing_;
+  const std::string ttl_ms_;
+  const GroupContext context_;
+  const CoreLimits limits_;
+  LeaseTransport& transport_;
+  ElectorListener& listener_;
+  GroupApplier applier_;
+  GroupRegistry<GroupState> registry_;
+  std::atomic<Lifecycle> lifecycle_{Lifecycle::idle};
+
+  // Executor only.
+  std::vector<GroupState*> begun_;
+  std::size_t stopped_prefix_ = 0;  // begun_[0, this) are known to be stopped
+  std::size_t connect_next_ = 0;    // begun_[connect_next_, connect_end_) still to be told of the connection
+  std::size_t connect_end_ = 0;
+  bool connected_ = false;
+  bool notices_ = false;            // the server confirmed the release pattern
+  bool finished_ = false;           // finish_stop() ran
+  CommandWindow<Queued> window_;
+  WakeScheduler<GroupState> wakes_;
+};
+
+}  // namespace leasehold::detail

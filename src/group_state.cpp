@@ -1,0 +1,38 @@
+#include "group_state.hpp"
+
+#include <algorithm>
+
+namespace leasehold::detail {
+namespace {
+
+// KEYS: the lease and its fencing counter; ARGV: holder id and ttl.
+redis::ScriptArguments lease_arguments_of(const GroupContext& c, std::string_view group, const std::string& key) {
+  const std::string token_key = c.layout.token_key(group);
+  const std::array<std::string_view, 2> keys{key, token_key};
+  const std::array<std::string_view, 2> args{c.instance_id, c.ttl_ms};
+  return redis::ScriptArguments(keys, args);
+}
+
+std::string_view name_in(std::string_view key, const KeyLayout& layout, std::size_t length) {
+  const std::size_t open = layout.form() == KeyLayout::Form::hash_tagged ? 1 : 0;
+  return key.substr(layout.prefix().size() + open, length);
+}
+
+}  // namespace
+
+GroupState::GroupState(std::string_view group, const GroupContext& context)
+    : key(context.layout.lease_key(group)),
+      name(name_in(key, context.layout, group.size())),
+      lease_arguments(lease_arguments_of(context, group, key)),
+      machine(context.timing, context.instance_id),
+      flag(std::make_shared<LeaderFlag>()) {}
+
+Duration GroupState::heartbeat_lag(TimePoint now) const noexcept {
+  if (!flag->leading(now)) return Duration::zero();
+  std::int64_t lag = renew_lag_ns.load(std::memory_order_relaxed);
+  const std::int64_t due = renew_due_ns.load(std::memory_order_relaxed);
+  if (due != 0) lag = std::max(lag, to_ns(now) - due);
+  return std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(lag));
+}
+
+}  // namespace leasehold::detail

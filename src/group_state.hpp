@@ -1,0 +1,103 @@
+#pragma once
+// One election group inside an elector: its keys, its lease machine, the
+// flag is_leader() reads, its term, and the counters metrics() and health()
+// report. Owned by the elector's registry for the elector's whole life.
+
+#include "lease_machine.hpp"
+#include "term_state.hpp"
+#include "wake_queue.hpp"
+
+#include <leasehold/elector.hpp>
+#include <leasehold/error.hpp>
+#include <leasehold/key_layout.hpp>
+#include <leasehold/redis/script_arguments.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace leasehold::detail {
+
+using TermHandler = boost::asio::any_completion_handler<void(error_code, Term)>;
+using VoidHandler = boost::asio::any_completion_handler<void(error_code)>;
+
+inline std::int64_t to_ns(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+/// Those awaiting the group: acquire() until it leads, step_down() until the
+/// release is done. Made for the first waiter: most groups never have one.
+struct GroupWaiters {
+  std::vector<std::pair<std::uint64_t, TermHandler>> acquire;
+  std::vector<VoidHandler> step_down;
+};
+
+/// What every group of one elector shares: its identity and lease timing,
+/// and the encoded arguments of the lease scripts.
+struct GroupContext {
+  const KeyLayout& layout;
+  const LeaseTiming& timing;
+  const std::string& instance_id;
+  const std::string& ttl_ms;
+};
+
+struct GroupState {
+  GroupState(std::string_view group, const GroupContext& context);
+
+  const std::string key;        // the lease key
+  const std::string_view name;  // the group: a view into `key`, one copy of the name
+  // Acquire and renew, encoded once: the renew script ignores the counter key
+  // it is given, so one encoding serves both.
+  const redis::ScriptArguments lease_arguments;
+  LeaseMachine machine;
+  const std::shared_ptr<LeaderFlag> flag;
+
+  // The elector's executor only, from here on.
+  bool begun = false;
+  bool in_term = false;             // elected, and the term not yet ended
+  std::shared_ptr<TermState> term;  // made when somebody asks for a Term
+  std::unique_ptr<GroupWaiters> waiters;
+  TimePoint wake_at{};               // when the wake scheduler wakes this group
+  std::size_t wake_slot = unqueued;  // its place in that scheduler's queue
+  error_code last_error;        // the last reported error: a repeating one is reported once
+  std::int64_t last_token = 0;  // token of this instance's last term
+
+  GroupWaiters& waiting() {
+    if (!waiters) waiters = std::make_unique<GroupWaiters>();
+    return *waiters;
+  }
+  std::vector<std::pair<std::uint64_t, TermHandler>> take_acquire_waiters() {
+    return waiters ? std::exchange(waiters->acquire, {}) : decltype(GroupWaiters::acquire){};
+  }
+  std::vector<VoidHandler> take_step_down_waiters() {
+    return waiters ? std::exchange(waiters->step_down, {}) : decltype(GroupWaiters::step_down){};
+  }
+
+  // Counters for metrics() (executor only).
+  std::uint64_t terms_won = 0;
+  std::uint64_t acquire_attempts = 0;
+  std::uint64_t acquire_errors = 0;
+  std::uint64_t renewals_ok = 0;
+  std::uint64_t renewals_failed = 0;
+  std::array<std::uint32_t, revoke_reason_count> demotions{};  // widened for metrics()
+  Duration time_as_leader{};
+  TimePoint leading_since{};
+
+  // Written on the executor, read by health() from any thread.
+  std::atomic<std::int64_t> renew_due_ns{0};  // next renewal's scheduled instant; 0: none pending
+  std::atomic<std::int64_t> renew_lag_ns{0};  // how late the last renewal of this term was sent
+  std::atomic<bool> failing{false};           // the last lease command got an error reply
+
+  /// How late this group's renewal is at `now` (any thread).
+  Duration heartbeat_lag(TimePoint now) const noexcept;
+};
+
+}  // namespace leasehold::detail

@@ -1,0 +1,39 @@
+#pragma once
+// The seam between the elector's logic and the Redis deployment behind it.
+// The elector says which lease command a group needs; a transport routes it
+// (one server today; Sentinel and Cluster next) and hands the answer back.
+// Tests and the simulation put their own transport here.
+
+#include "lease_machine.hpp"
+
+#include <leasehold/error.hpp>
+#include <leasehold/redis/reply.hpp>
+
+#include <cstdint>
+
+namespace leasehold::detail {
+
+struct GroupState;
+
+/// Hears the answers to lease commands.
+class LeaseReplies {
+ public:
+  /// `now`: when the answer arrived.
+  virtual void on_lease_reply(GroupState& group, Command command, std::uint64_t seq, error_code ec,
+                              const redis::Reply& reply, TimePoint now) = 0;
+
+ protected:
+  ~LeaseReplies() = default;
+};
+
+class LeaseTransport {
+ public:
+  virtual ~LeaseTransport() = default;
+
+  /// Sends `command` (acquire, renew or release) for `group`, tagged `seq`.
+  /// The answer, or the failure, reaches `replies` later: never inside this
+  /// call. Every command sent gets exactly one answer.
+  virtual void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) = 0;
+};
+
+}  // namespace leasehold::detail

@@ -1,0 +1,76 @@
+#pragma once
+// When each group wants to be woken, and when the one timer behind them all
+// must fire. Pure logic: the driver owns the timer, arms it when arm() says
+// so, and calls fire() when it expires. A turn handles at most `per_turn`
+// due groups; the rest stay due and the timer is armed in the past, so a
+// large burst is spread over several turns of the executor.
+
+#include "wake_queue.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+namespace leasehold::detail {
+
+// T has `wake_at` and `wake_slot` (see WakeQueue).
+template <typename T>
+class WakeScheduler {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  explicit WakeScheduler(std::size_t per_turn) : per_turn_(per_turn < 1 ? 1 : per_turn) {}
+
+  /// Wakes `item` at `at` (replacing its earlier wake), or never when nullopt.
+  void set(T& item, std::optional<TimePoint> at) {
+    if (!at) return queue_.remove(item);
+    item.wake_at = *at;
+    queue_.set(item);
+  }
+
+  /// The instant to arm the timer for, when it must be (re-)armed: nothing
+  /// armed yet, or the earliest wake is now earlier than the armed one.
+  /// The caller arms it; nullopt: leave the timer as it is.
+  std::optional<TimePoint> arm() {
+    if (queue_.empty()) return std::nullopt;
+    const TimePoint next = queue_.top().wake_at;
+    if (armed_ && armed_at_ <= next) return std::nullopt;
+    armed_ = true;
+    armed_at_ = next;
+    return next;
+  }
+
+  /// The timer armed for `armed_for` expired. False when it was re-armed
+  /// since (a later expiry of the re-armed timer will come).
+  bool expired(TimePoint armed_for) {
+    if (!armed_ || armed_at_ != armed_for) return false;
+    armed_ = false;
+    return true;
+  }
+
+  /// Takes the groups due at `now`, at most per_turn of them, and calls
+  /// `wake(item)` for each. `limit` bounds the loop against a group that
+  /// keeps asking to be woken at once.
+  template <typename Wake>
+  void fire(TimePoint now, std::size_t limit, Wake&& wake) {
+    std::size_t handled = 0;
+    for (; limit > 0 && !queue_.empty(); --limit) {
+      T& item = queue_.top();
+      if (item.wake_at > now || handled++ == per_turn_) break;
+      queue_.remove(item);
+      wake(item);
+    }
+  }
+
+  /// Forgets the armed timer (the caller cancelled it).
+  void disarm() noexcept { armed_ = false; }
+  bool empty() const noexcept { return queue_.empty(); }
+
+ private:
+  WakeQueue<T> queue_;
+  std::size_t per_turn_;
+  bool armed_ = false;
+  TimePoint armed_at_{};
+};
+
+}  // namespace leasehold::detail

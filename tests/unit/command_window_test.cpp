@@ -1,0 +1,119 @@
+// CommandWindow: the in-flight limit, the held-back FIFO, stale dropping, and
+// the invariant that something is in flight while anything is held back.
+
+#include <command_window.hpp>
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <vector>
+
+namespace {
+
+using Window = leasehold::detail::CommandWindow<int>;
+
+struct Recorder {
+  std::vector<int> sent;
+  std::set<int> stale;
+  void settle(Window& w) {
+    w.settle([this](int i) { return stale.count(i) == 0; }, [this](int i) { sent.push_back(i); });
+  }
+};
+
+}  // namespace
+
+TEST(CommandWindow, SendsAtOnceUpToTheLimitAndHoldsBackTheRest) {
+  Window w(4);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(w.admit(i)) << i;
+  EXPECT_FALSE(w.admit(4));
+  EXPECT_FALSE(w.admit(5));
+  EXPECT_EQ(w.in_flight(), 4u);
+  EXPECT_EQ(w.held_back(), 2u);
+}
+
+TEST(CommandWindow, ReleasesHeldBackOnlyOnceHalfTheWindowIsFreeAsOneBatchInOrder) {
+  Window w(4);
+  Recorder r;
+  for (int i = 0; i < 10; ++i) w.admit(i);
+  r.settle(w);  // 3 in flight: above half
+  EXPECT_TRUE(r.sent.empty());
+  r.settle(w);  // 2 in flight: half, so the window refills to 4
+  EXPECT_EQ(r.sent, (std::vector<int>{4, 5}));
+  EXPECT_EQ(w.in_flight(), 4u);
+  EXPECT_EQ(w.held_back(), 4u);
+}
+
+TEST(CommandWindow, ANewCommandQueuesBehindHeldBackOnesEvenWhenTheWindowHasRoom) {
+  Window w(2);
+  Recorder r;
+  w.admit(0);
+  w.admit(1);
+  w.admit(2);  // held back
+  r.settle(w);  // 1 in flight = half: 2 leaves
+  EXPECT_EQ(r.sent, (std::vector<int>{2}));
+  w.admit(3);
+  w.admit(4);  // window full again: held
+  r.settle(w);
+  r.settle(w);
+  EXPECT_EQ(r.sent, (std::vector<int>{2, 3, 4}));
+}
+
+TEST(CommandWindow, DropsStaleHeldBackCommandsWithoutCountingThem) {
+  Window w(2);
+  Recorder r;
+  for (int i = 0; i < 6; ++i) w.admit(i);
+  r.stale = {2, 3, 5};
+  r.settle(w);  // 2 and 3 are dropped, 4 fills the window, 5 waits
+  EXPECT_EQ(r.sent, (std::vector<int>{4}));
+  EXPECT_EQ(w.in_flight(), 2u);
+  EXPECT_EQ(w.held_back(), 1u);
+  r.settle(w);  // 5 is dropped: nothing left, one in flight
+  EXPECT_EQ(r.sent, (std::vector<int>{4}));
+  EXPECT_EQ(w.in_flight(), 1u);
+  EXPECT_EQ(w.held_back(), 0u);
+}
+
+TEST(CommandWindow, ALimitOfOneStillSendsEverythingInOrder) {
+  Window w(1);
+  Recorder r;
+  for (int i = 0; i < 5; ++i) w.admit(i);
+  for (int i = 0; i < 5; ++i) r.settle(w);
+  EXPECT_EQ(r.sent, (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(w.in_flight(), 0u);
+}
+
+// Random admits, settles and staleness: every admitted command is sent once
+// or dropped as stale, in admission order, never more than the limit in
+// flight, and never anything held back while nothing is in flight.
+TEST(CommandWindow, RandomScheduleKeepsOrderLimitAndProgress) {
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    std::mt19937 rng(seed);
+    const std::size_t limit = 1 + rng() % 8;
+    Window w(limit);
+    Recorder r;
+    int next = 0;
+    std::vector<int> sent_or_dropped;
+    for (int step = 0; step < 2000; ++step) {
+      if (rng() % 2 == 0 || w.in_flight() == 0) {
+        const int id = next++;
+        if (rng() % 5 == 0) r.stale.insert(id);
+        if (w.admit(id)) r.sent.push_back(id);
+      } else {
+        r.settle(w);
+      }
+      ASSERT_LE(w.in_flight(), limit) << "seed " << seed;
+      if (w.held_back() > 0) {
+        ASSERT_GT(w.in_flight(), 0u) << "seed " << seed << " step " << step;
+      }
+    }
+    for (std::size_t i = 1; i < r.sent.size(); ++i) ASSERT_LT(r.sent[i - 1], r.sent[i]) << "seed " << seed;
+    while (w.in_flight() > 0) r.settle(w);
+    EXPECT_EQ(w.held_back(), 0u);
+    // Every command either left or was stale while held back.
+    std::set<int> left(r.sent.begin(), r.sent.end());
+    for (int id = 0; id < next; ++id) {
+      EXPECT_TRUE(left.count(id) == 1 || r.stale.count(id) == 1) << "seed " << seed << " lost " << id;
+    }
+  }
+}

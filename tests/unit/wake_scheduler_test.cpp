@@ -1,0 +1,86 @@
+// WakeScheduler: when the one timer must be (re-)armed, stale expiries, and
+// the per-turn budget that spreads a burst of due groups over turns.
+
+#include <wake_scheduler.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using TimePoint = std::chrono::steady_clock::time_point;
+
+struct Item {
+  int id = 0;
+  TimePoint wake_at{};
+  std::size_t wake_slot = leasehold::detail::unqueued;
+};
+
+const TimePoint t0{std::chrono::seconds(1000)};
+
+}  // namespace
+
+TEST(WakeScheduler, ArmsForTheEarliestWakeAndOnlyReArmsForAnEarlierOne) {
+  leasehold::detail::WakeScheduler<Item> s(16);
+  Item a{1}, b{2}, c{3};
+  EXPECT_FALSE(s.arm().has_value());  // nothing queued
+  s.set(a, t0 + 100ms);
+  EXPECT_EQ(s.arm(), t0 + 100ms);
+  s.set(b, t0 + 200ms);
+  EXPECT_FALSE(s.arm().has_value());  // armed earlier already
+  s.set(c, t0 + 50ms);
+  EXPECT_EQ(s.arm(), t0 + 50ms);
+  EXPECT_FALSE(s.expired(t0 + 100ms));  // the first arming was replaced
+  EXPECT_TRUE(s.expired(t0 + 50ms));
+}
+
+TEST(WakeScheduler, FiresDueItemsInOrderAndLeavesTheRest) {
+  leasehold::detail::WakeScheduler<Item> s(16);
+  std::vector<Item> items(5);
+  for (int i = 0; i < 5; ++i) {
+    items[i].id = i;
+    s.set(items[i], t0 + std::chrono::milliseconds(10 * (5 - i)));
+  }
+  std::vector<int> fired;
+  s.fire(t0 + 30ms, 100, [&](Item& i) { fired.push_back(i.id); });
+  EXPECT_EQ(fired, (std::vector<int>{4, 3, 2}));
+  EXPECT_EQ(s.arm(), t0 + 40ms);
+}
+
+TEST(WakeScheduler, APerTurnBudgetLeavesDueItemsForTheNextTurnArmedInThePast) {
+  leasehold::detail::WakeScheduler<Item> s(3);
+  std::vector<Item> items(7);
+  for (auto& i : items) s.set(i, t0);
+  int fired = 0;
+  s.fire(t0 + 1ms, 100, [&](Item&) { ++fired; });
+  EXPECT_EQ(fired, 3);
+  EXPECT_EQ(s.arm(), t0);  // still due: the timer fires again at once
+  s.fire(t0 + 1ms, 100, [&](Item&) { ++fired; });
+  s.fire(t0 + 1ms, 100, [&](Item&) { ++fired; });
+  EXPECT_EQ(fired, 7);
+  EXPECT_TRUE(s.empty());
+}
+
+TEST(WakeScheduler, AnItemThatAsksToBeWokenAtOnceCannotHoldTheTurn) {
+  leasehold::detail::WakeScheduler<Item> s(1000);
+  Item a{1};
+  s.set(a, t0);
+  int fired = 0;
+  s.fire(t0, 5, [&](Item& i) {
+    ++fired;
+    s.set(i, t0);  // due again at once
+  });
+  EXPECT_EQ(fired, 5);
+}
+
+TEST(WakeScheduler, RemovingTheOnlyItemLeavesNothingToArm) {
+  leasehold::detail::WakeScheduler<Item> s(4);
+  Item a{1};
+  s.set(a, t0);
+  s.set(a, std::nullopt);
+  EXPECT_TRUE(s.empty());
+  EXPECT_FALSE(s.arm().has_value());
+}
