@@ -59,7 +59,10 @@ fi
 if [ "$result" -eq 0 ]; then
   echo "SELF-TEST PASSED: the checker caught the broken build ($(grep -oE 'overlaps=[0-9]+' "$log/unsafe.txt")) and the safe build passed the same schedule"
 fi
-exit "$result"
-
 echo "== self-test: the simulation must catch the broken build too"
-"$unsafe/tests/simulation/leasehold_simulation" --seeds 300 --expect-failure | tail -n 4
+if ! "$unsafe/tests/simulation/leasehold_simulation" --seeds 300 --expect-failure >"$log/simulation.txt" 2>&1; then
+  echo "SELF-TEST FAILED: the simulation did not catch the broken build"
+  result=1
+fi
+tail -n 4 "$log/simulation.txt"
+exit "$result"
