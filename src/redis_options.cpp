@@ -6,8 +6,28 @@
 // connection to the wrong place. Every message names the URL with any
 // password replaced by "***"; nothing from inside the credentials is ever
 // quoted back.
+//
+// Parsing has two stages. The first, here, splits off the scheme, the
+// credentials and the authority (the host); Boost.URL cannot take those as
+// they come: masking must work on URLs that do not parse, generated passwords
+// hold raw '@', ':' and '/' (the last '@' ends them), and the Sentinel and
+// Cluster forms to come carry a comma-separated host list, which no RFC 3986
+// authority can. The second stage is Boost.URL's: it parses the rest (path,
+// query, fragment) behind a placeholder host, percent-decodes every part and
+// checks IPv6 addresses. Its errors say what is wrong but not where, so the
+// checks below run on each part and name the part and the character.
 
 #include <leasehold/redis_options.hpp>
+
+#include <boost/url/encode.hpp>
+#include <boost/url/grammar/charset.hpp>
+#include <boost/url/grammar/hexdig_chars.hpp>
+#include <boost/url/ipv6_address.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/pct_string_view.hpp>
+#include <boost/url/rfc/pchars.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+#include <boost/url/url_view.hpp>
 
 #include <algorithm>
 #include <array>
@@ -25,6 +45,7 @@
 namespace leasehold {
 namespace {
 
+namespace urls = boost::urls;
 using namespace std::string_view_literals;
 using namespace std::chrono_literals;
 
@@ -34,24 +55,16 @@ constexpr auto npos = std::string_view::npos;
 // far below the point where clock arithmetic could overflow.
 constexpr std::uint64_t max_timeout_ms = 86'400'000;  // one day
 
+// What RFC 3986 allows unencoded in a path and in a query or fragment.
+constexpr auto path_chars = urls::pchars + '/';
+constexpr auto query_chars = urls::pchars + '/' + '?';
+
 // ---------------------------------------------------------------------------
 // Characters
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-int hex_value(char c) {
-  if (is_digit(c)) return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return c - 'A' + 10;
-}
-
-// RFC 3986 "unreserved": safe in any URL component without encoding.
-bool is_unreserved(char c) {
-  return is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
 
 bool is_control(char c) {
   const auto byte = static_cast<unsigned char>(c);
@@ -105,41 +118,16 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view digits) {
   return value;
 }
 
-// ---------------------------------------------------------------------------
-// Percent-encoding
-
-struct Decoded {
-  std::string text;
-  std::string_view bad_escape;  ///< the malformed "%.." when decoding failed
-};
-
-Decoded percent_decode(std::string_view text) {
-  Decoded result;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      result.text += text[i];
-      continue;
-    }
-    if (i + 2 >= text.size() || !is_hex(text[i + 1]) || !is_hex(text[i + 2])) {
-      result.bad_escape = text.substr(i, 3);
-      return result;
-    }
-    result.text += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
-    i += 2;
-  }
-  return result;
-}
-
-std::string percent_encode(std::string_view text, bool keep_slashes) {
-  std::string out;
-  for (char c : text) {
-    if (is_unreserved(c) || (keep_slashes && c == '/')) {
-      out += c;
-    } else {
-      out += '%' + hex_byte(c);
+// The first malformed "%.." in text, for the message when Boost.URL refuses
+// to decode it.
+std::string_view bad_escape(std::string_view text) {
+  for (auto i = text.find('%'); i != npos; i = text.find('%', i + 1)) {
+    if (i + 2 >= text.size() || !urls::grammar::hexdig_chars(text[i + 1]) ||
+        !urls::grammar::hexdig_chars(text[i + 2])) {
+      return text.substr(i, 3);
     }
   }
-  return out;
+  return {};
 }
 
 // ---------------------------------------------------------------------------
@@ -199,29 +187,32 @@ bool starts_known_option(std::string_view segment) {
 
 bool is_password_option(std::string_view segment) { return segment.starts_with("password="); }
 
-// Calls visit(segment) for each '&'-separated piece, empty ones included.
+// Calls visit(segment, secret) for each '&'-separated piece, empty ones
+// included; secret: the piece is, or may be part of, a query password.
 template <typename Visit>
 void for_each_segment(std::string_view query, Visit visit) {
+  bool in_password = false;
   std::size_t pos = 0;
   while (true) {
     const auto amp = query.find('&', pos);
-    visit(query.substr(pos, amp == npos ? npos : amp - pos));
+    const auto segment = query.substr(pos, amp == npos ? npos : amp - pos);
+    in_password = is_password_option(segment) || (in_password && !starts_known_option(segment));
+    visit(segment, in_password);
     if (amp == npos) return;
     pos = amp + 1;
   }
 }
 
 // ---------------------------------------------------------------------------
-// URL structure, shared by the parser and the masking so both agree exactly
-// on where the credentials are.
+// The first stage: the URL's outline, shared by the parser and the masking so
+// both agree exactly on where the credentials are.
 
 struct UrlParts {
   std::string scheme;           ///< lower-cased; empty when there is no "scheme://"
   std::size_t rest_offset = 0;  ///< where the text after "://" starts
   std::optional<std::string_view> userinfo;
-  std::string_view authority;  ///< host[:port]
-  std::string_view path;       ///< empty or starting with '/'
-  std::optional<std::string_view> query;
+  std::string_view authority;  ///< host[:port]; Sentinel and Cluster: a list
+  std::string_view tail;       ///< path, query and fragment: empty or from '/', '?' or '#'
 };
 
 bool is_scheme_token(std::string_view text) {
@@ -255,14 +246,31 @@ UrlParts split_url(std::string_view url) {
     parts.userinfo = rest.substr(0, at);
     rest.remove_prefix(at + 1);
   }
-  if (const auto question = rest.find('?'); question != npos) {
-    parts.query = rest.substr(question + 1);
-    rest = rest.substr(0, question);
-  }
-  const auto slash = rest.find('/');
-  parts.authority = rest.substr(0, slash);
-  if (slash != npos) parts.path = rest.substr(slash);
+  const auto end = std::min(rest.find_first_of("/?#"), rest.size());
+  parts.authority = rest.substr(0, end);
+  parts.tail = rest.substr(end);
   return parts;
+}
+
+// The tail's pieces as written, for the checks that name a part.
+struct Tail {
+  std::string_view path;
+  std::optional<std::string_view> query;
+  std::optional<std::string_view> fragment;
+};
+
+Tail split_tail(std::string_view tail) {
+  Tail pieces;
+  if (const auto hash = tail.find('#'); hash != npos) {
+    pieces.fragment = tail.substr(hash + 1);
+    tail = tail.substr(0, hash);
+  }
+  if (const auto question = tail.find('?'); question != npos) {
+    pieces.query = tail.substr(question + 1);
+    tail = tail.substr(0, question);
+  }
+  pieces.path = tail;
+  return pieces;
 }
 
 std::string mask_userinfo(std::string_view userinfo) {
@@ -273,16 +281,18 @@ std::string mask_userinfo(std::string_view userinfo) {
   return std::string(userinfo.substr(0, colon + 1)) + "***";
 }
 
-std::string mask_query(std::string_view query) {
-  std::string out;
+// The tail with query passwords masked. A '#' may be part of a password
+// that was not encoded, so the query runs to the end here.
+std::string mask_tail(std::string_view tail) {
+  const auto question = tail.find('?');
+  if (question == npos) return std::string(tail);
+  std::string out(tail.substr(0, question + 1));
   bool first = true;
-  bool in_password = false;
-  for_each_segment(query, [&](std::string_view segment) {
-    if (in_password && !starts_known_option(segment)) return;  // still password text
+  for_each_segment(tail.substr(question + 1), [&](std::string_view segment, bool secret) {
+    if (secret && !is_password_option(segment)) return;  // still password text
     if (!first) out += '&';
     first = false;
-    in_password = is_password_option(segment);
-    out += in_password && segment.size() > "password="sv.size() ? "password=***"sv : segment;
+    out += secret && segment.size() > "password="sv.size() ? "password=***"sv : segment;
   });
   return out;
 }
@@ -305,13 +315,18 @@ std::string mask_url(std::string_view url) {
   std::string out(url.substr(0, parts.rest_offset));
   if (parts.userinfo) out += mask_userinfo(*parts.userinfo) + '@';
   out += mask_port(parts.authority);
-  out += parts.path;
-  if (parts.query) out += '?' + mask_query(*parts.query);
+  out += mask_tail(parts.tail);
   return out;
 }
 
 // ---------------------------------------------------------------------------
 // The parser
+
+// One "host[:port]" of an authority.
+struct Endpoint {
+  std::string host;
+  std::optional<std::uint16_t> port;
+};
 
 class UrlParser {
  public:
@@ -324,13 +339,24 @@ class UrlParser {
     scheme_ = parse_scheme();
     options_.tls.enabled = scheme_ == Scheme::rediss;
     if (parts_.userinfo) parse_userinfo(*parts_.userinfo);
+    const auto tail = parse_tail();
+    // The authority by scheme. redis-sentinel:// and redis-cluster:// would
+    // split theirs at ',' and parse each entry with parse_endpoint().
     if (scheme_ == Scheme::unix_socket) {
-      parse_socket_path(parts_.authority, parts_.path);
+      parse_socket_path(parts_.authority, tail.path);
     } else {
-      parse_host_port(parts_.authority);
-      parse_database_path(parts_.path);
+      auto endpoint = parse_endpoint(parts_.authority);
+      options_.host = std::move(endpoint.host);
+      if (endpoint.port) options_.port = *endpoint.port;
+      parse_database_path(tail.path);
     }
-    if (parts_.query) parse_query(*parts_.query);
+    if (tail.query) parse_query(*tail.query);
+    if (!tail_valid_) fail(invalid_character_in_tail());
+    // Sentinel URLs name the master here; these schemes have no use for it.
+    if (tail.fragment) {
+      fail("unexpected '#' after the " + std::string(tail.query ? "query" : "path") +
+           " (percent-encode '#' as %23)");
+    }
     try {
       options_.validate();
     } catch (const std::invalid_argument& error) {
@@ -374,18 +400,76 @@ class UrlParser {
     fail("unknown scheme " + quote(parts_.scheme) + " (expected redis, rediss or unix)");
   }
 
-  std::string decode(std::string_view text, std::string_view what, bool secret) const {
-    auto decoded = percent_decode(text);
-    if (!decoded.bad_escape.empty()) {
-      // A password's escape is not quoted: it is part of the password.
-      fail("invalid percent escape" +
-           (secret ? std::string() : " " + quote(decoded.bad_escape)) + " in the " +
-           std::string(what) + " (expected % and two hex digits)");
+  // Boost.URL parses the tail behind a placeholder host (the authority was
+  // parsed apart; see the top of the file). When it refuses, the tail is
+  // split by hand so that the checks on each part can say what is wrong.
+  Tail parse_tail() {
+    tail_url_ = parts_.scheme + "://_" + std::string(parts_.tail);
+    const auto parsed = urls::parse_uri(tail_url_);
+    tail_valid_ = parsed.has_value();
+    if (!tail_valid_) return split_tail(parts_.tail);
+    Tail tail{parsed->encoded_path(), std::nullopt, std::nullopt};
+    if (parsed->has_query()) tail.query = parsed->encoded_query();
+    if (parsed->has_fragment()) tail.fragment = parsed->encoded_fragment();
+    return tail;
+  }
+
+  // When Boost.URL refused the tail and every check passed, what is left is
+  // a character that RFC 3986 wants percent-encoded. Nothing that may be
+  // part of a password is named.
+  std::string invalid_character_in_tail() const {
+    const auto tail = split_tail(parts_.tail);
+    const auto path_name = scheme_ == Scheme::unix_socket ? "socket path"sv : "path"sv;
+    if (const auto c = first_to_encode(tail.path, path_chars)) return must_encode(path_name, *c);
+    std::string found;
+    if (tail.query) {
+      for_each_segment(*tail.query, [&](std::string_view segment, bool secret) {
+        const auto c = first_to_encode(segment, query_chars);
+        if (!c || !found.empty()) return;
+        const auto eq = segment.find('=');
+        if (secret) {
+          found = "the value of query option \"password\" holds a character that must be "
+                  "percent-encoded";
+        } else if (eq != npos && segment.find(*c) > eq) {
+          found = must_encode("value of query option " + quote(segment.substr(0, eq)), *c);
+        } else {
+          found = must_encode("query", *c);
+        }
+      });
     }
-    if (!secret && decoded.text.find('\0') != std::string::npos) {
+    if (!found.empty()) return found;
+    if (tail.fragment && first_to_encode(*tail.fragment, query_chars)) {
+      return "the text after '#' holds a character that must be percent-encoded";
+    }
+    return "is not a valid URL after the host";
+  }
+
+  template <typename CharSet>
+  static std::optional<char> first_to_encode(std::string_view text, const CharSet& allowed) {
+    const auto c = std::find_if_not(text.begin(), text.end(),
+                                    [&](char c) { return allowed(c) || c == '%'; });
+    if (c == text.end()) return std::nullopt;
+    return *c;
+  }
+
+  static std::string must_encode(std::string_view what, char c) {
+    return "the " + std::string(what) + " contains " + describe_char(c) +
+           ", which must be percent-encoded (as %" + hex_byte(c) + ")";
+  }
+
+  // Percent-decoding by Boost.URL; what: the part, for the message.
+  std::string decode(std::string_view text, std::string_view what, bool secret) const {
+    const auto checked = urls::make_pct_string_view(text);
+    if (!checked) {
+      // A password's escape is not quoted: it is part of the password.
+      fail("invalid percent escape" + (secret ? std::string() : " " + quote(bad_escape(text))) +
+           " in the " + std::string(what) + " (expected % and two hex digits)");
+    }
+    auto decoded = checked->decode();
+    if (!secret && decoded.find('\0') != std::string::npos) {
       fail("the " + std::string(what) + " contains a NUL byte (%00)");
     }
-    return std::move(decoded.text);
+    return decoded;
   }
 
   void parse_userinfo(std::string_view userinfo) {
@@ -409,12 +493,13 @@ class UrlParser {
     }
   }
 
-  void parse_host_port(std::string_view authority) {
+  Endpoint parse_endpoint(std::string_view authority) const {
+    Endpoint endpoint;
     std::optional<std::string_view> port_text;
     if (authority.starts_with('[')) {
       const auto close = authority.find(']');
       if (close == npos) fail("missing ']' after the IPv6 address");
-      options_.host = parse_ipv6(authority.substr(1, close - 1));
+      endpoint.host = parse_ipv6(authority.substr(1, close - 1));
       const auto after = authority.substr(close + 1);
       if (!after.empty()) {
         if (after.front() != ':') {
@@ -429,10 +514,11 @@ class UrlParser {
       }
       const auto host = authority.substr(0, colon);
       check_host_name(host);
-      options_.host = host;
+      endpoint.host = host;
       if (colon != npos) port_text = authority.substr(colon + 1);
     }
-    if (port_text) options_.port = parse_port(*port_text);
+    if (port_text) endpoint.port = parse_port(*port_text);
+    return endpoint;
   }
 
   void check_host_name(std::string_view host) const {
@@ -444,20 +530,18 @@ class UrlParser {
     }
   }
 
-  // Contents of [...]: hex digits, ':' and '.', then an optional zone written
-  // "%25zone" as RFC 6874 asks. The host is kept with a plain '%' zone.
+  // Contents of [...]: an address Boost.URL accepts, then an optional zone
+  // written "%25zone" as RFC 6874 asks (Boost.URL 1.81 knows no zones). The
+  // host is kept as written, with a plain '%' zone.
   std::string parse_ipv6(std::string_view inside) const {
     if (inside.empty()) fail("empty IPv6 address in brackets");
     const auto percent = inside.find('%');
     const auto address = inside.substr(0, percent);
-    const bool valid = address.find(':') != npos &&
-                       std::all_of(address.begin(), address.end(),
-                                   [](char c) { return is_hex(c) || c == ':' || c == '.'; });
-    if (!valid) fail("invalid IPv6 address " + quote(inside));
+    if (!urls::parse_ipv6_address(address)) fail("invalid IPv6 address " + quote(inside));
     if (percent == npos) return std::string(address);
     const auto zone = inside.substr(percent);
     if (!zone.starts_with("%25") || zone.size() == 3 ||
-        !std::all_of(zone.begin() + 3, zone.end(), is_unreserved)) {
+        !std::all_of(zone.begin() + 3, zone.end(), urls::unreserved_chars)) {
       fail("invalid IPv6 zone in " + quote(inside) +
            " (write it as %25<zone>, e.g. [fe80::1%25eth0])");
     }
@@ -515,10 +599,8 @@ class UrlParser {
   void parse_query(std::string_view query) {
     if (query.empty()) return;  // a lone trailing '?'
     std::vector<std::string_view> seen;  // option names met so far
-    bool after_password = false;
-    for_each_segment(query, [&](std::string_view segment) {
-      parse_query_option(segment, after_password, seen);
-      after_password = is_password_option(segment);
+    for_each_segment(query, [&](std::string_view segment, bool secret) {
+      parse_query_option(segment, secret && !is_password_option(segment), seen);
     });
     if (parts_.userinfo && (!query_user_.empty() || !query_password_.empty())) {
       fail("credentials are given both before '@' and in the query");
@@ -624,6 +706,8 @@ class UrlParser {
 
   std::string_view url_;
   UrlParts parts_;
+  std::string tail_url_;     ///< what Boost.URL parsed: scheme, placeholder host, tail
+  bool tail_valid_ = false;  ///< whether it did
   Scheme scheme_ = Scheme::redis;
   RedisOptions options_;
   std::string query_user_;
@@ -712,12 +796,12 @@ std::string RedisOptions::to_string() const {
     out = tls.enabled ? "rediss://" : "redis://";
   }
   if (!password.empty()) {
-    out += percent_encode(username, false) + ":***@";
+    out += urls::encode(username, urls::unreserved_chars) + ":***@";
   } else if (!username.empty()) {
-    out += percent_encode(username, false) + '@';
+    out += urls::encode(username, urls::unreserved_chars) + '@';
   }
   if (!unix_socket.empty()) {
-    out += percent_encode(unix_socket, true);
+    out += urls::encode(unix_socket, urls::unreserved_chars + '/');
     if (database != 0) out += "?db=" + std::to_string(database);
     return out;
   }

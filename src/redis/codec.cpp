@@ -6,12 +6,23 @@
 
 #include <array>
 #include <new>
+#include <string_view>
 #include <vector>
 
 namespace leasehold::redis {
 
+// hiredis 1.x bounds array headers itself (redisReader::maxelements); 0.14
+// has no such field, so there the reply-function table's createArray is
+// wrapped instead, which also lets the error name the rejected count.
+#if defined(HIREDIS_MAJOR) && HIREDIS_MAJOR >= 1
+#define LEASEHOLD_HIREDIS_MAXELEMENTS 1
+#else
+#define LEASEHOLD_HIREDIS_MAXELEMENTS 0
+#endif
+
 struct ReplyDecoder::State {
   redisReader* reader = nullptr;
+#if !LEASEHOLD_HIREDIS_MAXELEMENTS
   // hiredis's reply functions with createArray bounded; the reader points at
   // this copy, and each task's privdata points back at this State.
   redisReplyObjectFunctions functions{};
@@ -27,6 +38,7 @@ struct ReplyDecoder::State {
     }
     return self->hiredis_create_array(task, elements);
   }
+#endif
 };
 
 namespace {
@@ -50,11 +62,25 @@ Reply convert(const redisReply& r) {
 }  // namespace
 
 Error ReplyDecoder::reader_error() const {
-  const std::string why =
-      state_->rejected_elements >= 0
-          ? fmt::format("an array header announces {} elements, more than the limit of {}",
-                        state_->rejected_elements, max_array_elements)
-          : std::string(state_->reader->errstr);
+  // hiredis reports both a count below -1 and one above its bound (our limit
+  // on 1.x, INT_MAX on 0.14 before our own check runs) with this text, and
+  // on 1.x it has already dropped the header, so the count itself is lost.
+  static constexpr std::string_view hiredis_out_of_range = "Multi-bulk length out of range";
+  std::string why;
+#if !LEASEHOLD_HIREDIS_MAXELEMENTS
+  if (state_->rejected_elements >= 0) {
+    why = fmt::format("an array header announces {} elements, more than the limit of {}",
+                      state_->rejected_elements, max_array_elements);
+  }
+#endif
+  if (why.empty()) {
+    const std::string_view errstr = state_->reader->errstr;
+    why = errstr == hiredis_out_of_range
+              ? fmt::format("an array header announces an element count below -1 or above "
+                            "the limit of {}",
+                            max_array_elements)
+              : std::string(errstr);
+  }
   return {make_error_code(errc::protocol_error), "invalid RESP from server: " + why};
 }
 
@@ -94,11 +120,15 @@ ReplyDecoder::ReplyDecoder() : state_(new State) {
   auto* r = redisReaderCreate();
   if (r == nullptr) throw std::bad_alloc();
   state_->reader = r;
+#if LEASEHOLD_HIREDIS_MAXELEMENTS
+  r->maxelements = max_array_elements;
+#else
   state_->functions = *r->fn;
   state_->hiredis_create_array = r->fn->createArray;
   state_->functions.createArray = &State::create_bounded_array;
   r->fn = &state_->functions;
   r->privdata = state_.get();
+#endif
   // Keep hiredis from holding on to large buffers after a big reply.
   r->maxbuf = 64 * 1024;
 }

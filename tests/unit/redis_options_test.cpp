@@ -240,6 +240,7 @@ TEST(RedisOptionsUrl, RejectsMalformedUrls) {
       {"redis://[127.0.0.1]", "invalid IPv6 address"},
       {"redis://[::1]x", "unexpected \"x\" after the IPv6 address"},
       {"redis://[fe80::1%eth0]", "invalid IPv6 zone"},
+      {"redis://[1::2::3]", "invalid IPv6 address \"1::2::3\""},
       // Port.
       {"redis://h:", "port is empty"},
       {"redis://h:abc", "port is not a number"},
@@ -284,6 +285,13 @@ TEST(RedisOptionsUrl, RejectsMalformedUrls) {
       {"redis://h?client_name=", "query option \"client_name\" has an empty value"},
       {"redis://h?client_name=a&client_name=b", "\"client_name\" is given more than once"},
       {"redis://h?client_name=%2", "invalid percent escape \"%2\" in the value of query option"},
+      // What RFC 3986 wants percent-encoded (Boost.URL refuses it).
+      {"redis://h/0#x", "unexpected '#' after the path (percent-encode '#' as %23)"},
+      {"redis://h?client_name=a#b", "unexpected '#' after the query"},
+      {"redis://h?client_name=a{b",
+       "the value of query option \"client_name\" contains '{', which must be percent-encoded (as %7B)"},
+      {"redis://h?connect_timeout=1&client_name=a|b", "option \"client_name\" contains '|'"},
+      {"unix:///tmp/a|b.sock", "the socket path contains '|', which must be percent-encoded (as %7C)"},
       // Query values.
       {"redis://h?connect_timeout=abc", "connect_timeout \"abc\" is not a whole number"},
       {"redis://h?connect_timeout=-5", "connect_timeout \"-5\" is not a whole number"},
@@ -369,6 +377,9 @@ TEST(RedisOptionsUrl, PasswordNeverAppearsInErrors) {
       "unix:///tmp/s?password=S3cret&Pw=S3cret", // raw '&' and '=' in the password
       "unix:///tmp/s?password=S3cret%G&db=1",    // bad escape in the query password
       "unix:///tmp/s?password=S3cretPw&password=S3cretPw",  // duplicate
+      "unix:///tmp/s?password=S3cret{Pw",        // a character to encode in the password
+      "unix:///tmp/s?password=S3cret#Pw",        // a raw '#' in the password
+      "unix:///tmp/s?password=S3cret&x#S3cret|", // ... and after it
       "unix:///tmp/s?password=S3cretPw&user=bob&db=-1",
       "redis://h?password=S3cretPw",             // option for the wrong scheme
       "redis://u:S3cretPw@h?client_name=a%20b",  // caught by validate()
