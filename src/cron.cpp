@@ -1,5 +1,7 @@
 #include <leasehold/cron.hpp>
 
+#include "quoted.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -205,29 +207,7 @@ constexpr int max_days_in_month[13] = {0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31
 
 }  // namespace
 
-namespace {
-
-std::string printable(const std::string& message) {
-  constexpr std::size_t max_length = 400;
-  std::string out;
-  for (const char c : message) {
-    if (out.size() >= max_length) {
-      out += "...";
-      break;
-    }
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      out += fmt::format("\\x{:02x}", u);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-CronError::CronError(const std::string& message) : std::invalid_argument(printable(message)) {}
+CronError::CronError(const std::string& message) : std::invalid_argument(detail::printable(message, 400)) {}
 
 CronExpression CronExpression::parse(std::string_view text) {
   const auto fields = split_fields(text);

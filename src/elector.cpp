@@ -7,6 +7,8 @@
 #include <leasehold/redis/client.hpp>
 
 #include "complete.hpp"
+#include "connection_reports.hpp"
+#include "event_callbacks.hpp"
 #include "elector_core.hpp"
 #include "elector_snapshots.hpp"
 #include "lease_replies.hpp"
@@ -40,8 +42,6 @@ using MetricsHandler = asio::any_completion_handler<void(Metrics)>;
 
 namespace {
 
-long long to_ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
-
 // The pulse that proves to health() that the executor runs.
 Duration pulse_period(const ElectorOptions& o) {
   return std::clamp<Duration>(o.ttl / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
@@ -54,13 +54,6 @@ RedisOptions subscriber_options(RedisOptions o) {
 
 }  // namespace
 
-struct Callbacks {
-  Elector::ElectedHandler elected;
-  Elector::RevokedHandler revoked;
-  Elector::LeaderChangedHandler leader_changed;
-  Elector::ErrorHandler error;
-  std::string elector_id;  // for the log line of a callback that throws
-};
 
 class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, private ElectorListener {
  public:
@@ -68,11 +61,12 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
               ElectorOptions options)
       : id_(options.instance_id.empty() ? default_instance_id() : options.instance_id),
         strand_(asio::make_strand(io)),
-        callback_strand_(asio::make_strand(callbacks)),
         client_(strand_, redis),
         subscriber_(strand_, subscriber_options(redis), redis::Role::subscriber),
         transport_(client_, KeyLayout(options.key_prefix), id_),
         core_(std::move(options), id_, transport_, *this),
+        events_(callbacks, id_),
+        reports_(id_, client_.options().to_string(), core_.options().retry_interval),
         timer_(strand_),
         stop_timer_(strand_),
         pulse_timer_(strand_) {
@@ -100,13 +94,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     return *g;
   }
 
-  void set_callbacks(const std::function<void(Callbacks&)>& edit) {
-    std::lock_guard lock(callbacks_mutex_);
-    auto next = std::make_shared<Callbacks>(callbacks_ ? *callbacks_ : Callbacks{});
-    edit(*next);
-    next->elector_id = id();
-    callbacks_ = std::move(next);
-  }
+  void set_callbacks(const std::function<void(Callbacks&)>& edit) { events_.edit(edit); }
 
   void start() {
     transport_.keep_alive(weak_from_this());
@@ -254,11 +242,14 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     pulse();
     client_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
     subscriber_.on_state([this](bool up, const Error& error) {
-      on_subscriber(up, error);
+      notices_up_.store(up, std::memory_order_relaxed);
+      reports_.subscriber(up, error, core_.lifecycle() != Lifecycle::running);
       // Notices count as available once the pattern is confirmed.
       if (!up) core_.notices_available(false, Clock::now());
     });
-    subscriber_.on_error_reply([this](const Error& error) { on_subscriber_error(error); });
+    subscriber_.on_error_reply([this](const Error& error) {
+      if (reports_.subscribe_refused(error)) emit_error("", error);
+    });
     subscriber_.on_subscribed([this](std::string_view) { core_.notices_available(true, Clock::now()); });
     subscriber_.on_message([this](std::string_view channel, std::string_view releaser) {
       core_.release_notice(channel, releaser, Clock::now());
@@ -272,63 +263,15 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     log(LogLevel::info, fmt::format("elector {} started against {}", id(), client_.options().to_string()));
   }
 
-  // The client reports each outage once (the first failure, not every
-  // retry), so each is logged once here, and its end once.
   void on_connection(bool up, const Error& error) {
     const auto now = Clock::now();
     connected_.store(up, std::memory_order_relaxed);
-    const std::string endpoint = client_.options().to_string();
-    const bool stopping = core_.lifecycle() != Lifecycle::running;
     if (up) {
-      if (outage_since_) {
-        // Warning, like the outage itself, so that the default log shows
-        // both ends of it.
-        log(LogLevel::warning,
-            fmt::format("elector {}: {} Redis {} after {} ms; campaigning again", id(),
-                        ever_connected_ ? "reconnected to" : "connected to", endpoint, to_ms(now - *outage_since_)));
-      } else {
-        log(LogLevel::info, fmt::format("elector {}: connected to Redis {}", id(), endpoint));
-      }
-      outage_since_.reset();
-      ever_connected_ = true;
+      reports_.commands_up(now);
       return core_.connection_up(now);
     }
-    if (!stopping) {
-      if (!outage_since_) outage_since_ = now;
-      log(LogLevel::warning,
-          fmt::format("elector {}: {} Redis {}: {}; nobody here leads until it is back, retrying with backoff", id(),
-                      ever_connected_ ? "lost the connection to" : "cannot connect to", endpoint, error.message()));
-      emit_error("", error);
-    }
+    if (reports_.commands_down(now, error, core_.lifecycle() != Lifecycle::running)) emit_error("", error);
     core_.connection_down(now, error.code == errc::timeout);
-  }
-
-  // Without release notices standbys still fail over, by polling: worth a
-  // warning once per outage, not an error event.
-  void on_subscriber(bool up, const Error& error) {
-    notices_up_.store(up, std::memory_order_relaxed);
-    if (up) {
-      subscriber_error_ = {};  // a refusal on the new connection is news again
-      if (notices_lost_) {
-        log(LogLevel::warning, fmt::format("elector {}: release notices available again", id()));
-        notices_lost_ = false;
-      }
-      return;
-    }
-    if (core_.lifecycle() != Lifecycle::running || notices_lost_) return;
-    notices_lost_ = true;
-    log(LogLevel::warning, fmt::format("elector {}: release notices unavailable ({}); standbys poll every {} ms", id(),
-                                       error.message(), options().retry_interval.count()));
-  }
-
-  // PSUBSCRIBE refused (NOPERM on the pattern): the connection stays up but
-  // the refused groups only ever learn of releases by polling.
-  void on_subscriber_error(const Error& error) {
-    if (error.code == subscriber_error_) return;
-    subscriber_error_ = error.code;
-    log(LogLevel::warning, fmt::format("elector {}: subscribing to release notices failed: {}; standbys poll every {} ms",
-                                       id(), error.message(), options().retry_interval.count()));
-    emit_error("", error);
   }
 
   void pulse() {
@@ -453,40 +396,21 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     log(LogLevel::info, fmt::format("elector {} stopped", id()));
   }
 
-  // ---- events ---------------------------------------------------------------
-
-  // Posts `event` to the callback in `slot`, if one is registered: an
-  // elector winning 10,000 groups at once queues no event nobody listens to.
   template <typename Event>
   void emit(std::function<void(const Event&)> Callbacks::*slot, Event event) {
-    std::shared_ptr<const Callbacks> callbacks;
-    {
-      std::lock_guard lock(callbacks_mutex_);
-      callbacks = callbacks_;
-    }
-    if (!callbacks || !((*callbacks).*slot)) return;
-    // Posted, never run here: a slow callback must not delay a renewal.
-    asio::post(callback_strand_, [callbacks, slot, event = std::move(event)] {
-      try {
-        ((*callbacks).*slot)(event);
-      } catch (const std::exception& e) {
-        log(LogLevel::error, fmt::format("elector {}: an event callback threw: {}", callbacks->elector_id, e.what()));
-      }
-    });
+    events_.emit(slot, std::move(event));
   }
-
   void emit_error(const std::string& group, const Error& error) { emit(&Callbacks::error, ErrorEvent{group, error}); }
 
   const std::string id_;
   asio::strand<asio::any_io_executor> strand_;
-  asio::strand<asio::any_io_executor> callback_strand_;
   redis::Client client_;
   redis::Client subscriber_;
   RedisTransport transport_;
   ElectorCore core_;
 
-  std::mutex callbacks_mutex_;
-  std::shared_ptr<const Callbacks> callbacks_;
+  EventCallbacks events_;
+  ConnectionReports reports_;
 
   // Strand only.
   Elector::AuditHandler audit_;
@@ -496,10 +420,6 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   std::vector<VoidHandler> stop_waiters_;
   bool stop_pending_ = false;  // stop() called, stopped() not yet
   std::atomic<std::uint64_t> next_waiter_{1};  // acquire() runs on any thread
-  bool ever_connected_ = false;
-  std::optional<TimePoint> outage_since_;  // the commands connection is down since
-  bool notices_lost_ = false;              // the subscriber's outage was logged
-  error_code subscriber_error_;            // the last SUBSCRIBE refusal logged
 
   // Read by health() from any thread.
   std::atomic<bool> connected_{false};
@@ -591,6 +511,7 @@ Elector::~Elector() {
 Elector::executor_type Elector::get_executor() const noexcept { return impl_->executor(); }
 const std::string& Elector::instance_id() const noexcept { return impl_->id(); }
 const ElectorOptions& Elector::options() const noexcept { return impl_->options(); }
+const KeyLayout& Elector::key_layout() const noexcept { return impl_->layout(); }
 void Elector::start() { impl_->start(); }
 bool Elector::is_leader(std::string_view group) const noexcept { return impl_->is_leader(group); }
 

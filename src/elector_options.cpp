@@ -1,4 +1,5 @@
 #include <leasehold/elector_options.hpp>
+#include <leasehold/key_layout.hpp>
 
 #include "quoted.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 constexpr std::size_t max_group_length = 200;
 constexpr std::size_t max_prefix_length = 100;
 constexpr std::size_t max_instance_id_length = 256;
-constexpr std::string_view reserved_suffixes[] = {":token", ":ticks"};
+constexpr std::string_view reserved_suffixes[] = {KeyLayout::token_suffix, KeyLayout::tick_suffix};
 
 using detail::has_control_char;
 using detail::quoted;

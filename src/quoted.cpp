@@ -13,9 +13,9 @@ bool has_control_char(std::string_view s) {
   });
 }
 
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s.substr(0, 64)) {
+std::string printable(std::string_view s, std::size_t max_bytes) {
+  std::string out;
+  for (char c : s.substr(0, max_bytes)) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
       out += fmt::format("\\x{:02x}", u);
@@ -23,8 +23,10 @@ std::string quoted(std::string_view s) {
       out += c;
     }
   }
-  if (s.size() > 64) out += "...";
-  return out + "\"";
+  if (s.size() > max_bytes) out += "...";
+  return out;
 }
+
+std::string quoted(std::string_view s) { return '"' + printable(s, 64) + '"'; }
 
 }  // namespace leasehold::detail

@@ -19,6 +19,8 @@
 
 #include <leasehold/redis_options.hpp>
 
+#include "quoted.hpp"
+
 #include <boost/url/encode.hpp>
 #include <boost/url/grammar/charset.hpp>
 #include <boost/url/grammar/hexdig_chars.hpp>
@@ -81,20 +83,7 @@ std::string hex_byte(char c) {
   return {digits[byte >> 4], digits[byte & 0x0f]};
 }
 
-// Text for an error message: bytes that would garble a log line are escaped.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (is_control(c)) {
-      out += "\\x" + hex_byte(c);
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string quote(std::string_view text) { return '"' + printable(text) + '"'; }
+std::string quote(std::string_view text) { return '"' + detail::printable(text) + '"'; }
 
 std::string describe_char(char c) {
   if (static_cast<unsigned char>(c) >= 0x80 || is_control(c)) return "byte 0x" + hex_byte(c);

@@ -48,14 +48,11 @@ std::string_view to_string(TickClaim claim) noexcept {
   return "unknown";
 }
 
-std::string tick_record_key(const Elector& elector, std::string_view group) {
-  return elector.key_of(group) + ":ticks";
-}
-
 asio::awaitable<TickClaim> claim_tick(Elector& elector, std::string group, std::string schedule, SysTime tick,
                                       bool catch_up) {
   const auto tick_ms = std::chrono::duration_cast<std::chrono::milliseconds>(tick.time_since_epoch()).count();
-  std::vector<std::string> keys{elector.key_of(group), tick_record_key(elector, group)};
+  const KeyLayout& layout = elector.key_layout();
+  std::vector<std::string> keys{layout.lease_key(group), layout.tick_record_key(group)};
   std::vector<std::string> args{elector.instance_id(), schedule, std::to_string(tick_ms), catch_up ? "1" : "0"};
   // An empty slot: the caller's cancellation must not reach the command.
   auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable));

@@ -1,7 +1,8 @@
 #pragma once
 // The once-per-tick record: the last tick each schedule of a group ran, kept
 // in Redis beside the group's lease (hash `<lease key>:ticks`, one field per
-// schedule), and the atomic claim that consults and advances it.
+// schedule, named by KeyLayout::tick_record_key), and the atomic claim that
+// consults and advances it.
 
 #include <leasehold/detail/tick_rule.hpp>
 #include <leasehold/elector.hpp>
@@ -22,9 +23,6 @@ enum class TickClaim {
 };
 
 std::string_view to_string(TickClaim claim) noexcept;
-
-/// The hash holding every schedule's last tick for `group`.
-std::string tick_record_key(const Elector& elector, std::string_view group);
 
 /// One script, atomically: if the lease key of `group` holds this instance's
 /// id and the schedule's recorded tick is older than `tick`, record `tick`

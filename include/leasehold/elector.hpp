@@ -38,6 +38,7 @@
 #include <leasehold/error.hpp>
 #include <leasehold/events.hpp>
 #include <leasehold/health.hpp>
+#include <leasehold/key_layout.hpp>
 #include <leasehold/metrics.hpp>
 #include <leasehold/redis/reply.hpp>
 #include <leasehold/redis/script.hpp>
@@ -219,8 +220,10 @@ class Elector {
         token, std::move(keys), std::move(args));
   }
 
-  /// The Redis key of `group`'s lease (key_prefix + group).
-  std::string key_of(std::string_view group) const { return options().key_prefix + std::string(group); }
+  /// Where this elector's groups live in Redis (keys and channels).
+  const KeyLayout& key_layout() const noexcept;
+  /// The Redis key of `group`'s lease (key_layout().lease_key(group)).
+  std::string key_of(std::string_view group) const { return key_layout().lease_key(group); }
 
   /// Completes once this instance leads `group` (registering it if needed;
   /// at once if it leads already). Handler: void(error_code, Term). Fails

@@ -332,7 +332,7 @@ TEST(RedisOptionsUrl, MessageNamesTheMaskedUrl) {
 
 TEST(RedisOptionsUrl, ControlCharactersAreEscapedInMessages) {
   const auto message = url_error("redis://h\r\n");
-  EXPECT_TRUE(contains(message, R"("redis://h\x0D\x0A")")) << message;
+  EXPECT_TRUE(contains(message, R"("redis://h\x0d\x0a")")) << message;
   EXPECT_FALSE(contains(message, "\r")) << message;
 }
 
