@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libboost1.81-dev libboost-url1.81-dev libhiredis-dev libfmt-dev libssl-dev openssl
+  libboost1.81-dev libboost-url1.81-dev libhiredis-dev libfmt-dev libcli11-dev libssl-dev openssl
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools
   clang libclang-rt-14-dev gnuplot-nox procps

@@ -1,152 +1,232 @@
-// Command-line parsing. Global options (--url, --prefix, --help) are accepted
-// anywhere; a command's own flags only after the command, so that a typo in a
-// global position is not silently taken for something else.
+// Command-line parsing with CLI11, which also writes the usage and option
+// lists of every help page; the prose of each page lives here beside the
+// command it describes (docs/cli.md says the same at more length).
+//
+// Global options (--url, --prefix) are accepted anywhere: the subcommands
+// fall through to them. A command's own options only after the command, so
+// that a typo in a global position is not silently taken for something else.
 
 #include "command_line.hpp"
 
 #include "exit_code.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdint>
 
 namespace leasehold::cli {
 namespace {
 
-constexpr std::size_t any = SIZE_MAX;
+constexpr std::string_view exit_codes = R"(Exit codes:
+  0  done (released, removed, every group held)
+  1  nothing held or nothing done
+  2  usage error (bad option, URL or group name; refused without --force)
+  3  Redis unreachable, refused the connection or answered with an error)";
 
-const std::vector<FlagSpec> global_flags = {
-    {"--url", true}, {"--prefix", true}, {"--help", false}, {"--version", false}};
+constexpr auto status_text = R"(Shows, for each group, who holds its lease, the lease's remaining TTL and the
+group's fencing token (the counter that each fresh acquisition increments).
+Without GROUP, lists every group under the prefix: each lease key, and each
+group that only has a fencing counter (a group with no leader right now).
+Exits 0 when every listed group is held, 1 when some group is not held or no
+group exists under the prefix.)";
 
-const FlagSpec* find_flag(const std::vector<FlagSpec>& flags, std::string_view name) {
-  auto it = std::find_if(flags.begin(), flags.end(), [&](const FlagSpec& f) { return f.name == name; });
-  return it == flags.end() ? nullptr : &*it;
-}
+constexpr auto watch_text = R"(Prints a timestamped line (UTC) each time a lease changes: acquired, renewed
+by a new term, taken over, released (with the release notice's sender),
+expired or deleted. Release notices arrive at once; everything else is seen by
+polling. Without GROUP, watches every group under the prefix, including groups
+that appear later. TIME is a number with a unit: 250ms, 10s, 5m (a bare number
+means seconds).)";
 
-[[noreturn]] void usage_error(const std::string& message) { throw Failure(exit_usage, message); }
+constexpr auto step_down_text = R"(Releases GROUP's lease exactly as its holder would on step_down(): one script
+deletes the lease key only if it holds ID, and publishes ID on the group's
+release channel so that standbys take over at once.
+
+The holder itself learns of the release at its next renewal (within its
+heartbeat interval) and keeps believing it leads until then: use fencing
+tokens downstream, or ask the holder process itself to step down.
+Exits 0 when released, 1 when the lease is not held by ID.)";
+
+constexpr auto evict_text = R"(Deletes GROUP's lease key whoever holds it: for a lease left by a holder that
+is gone, or a foreign value. No release notice is sent; a live holder finds
+out at its next renewal and stops leading, then the group is elected anew.
+Exits 0 when the key was deleted, 1 when there was nothing to delete or the
+confirmation was declined.)";
+
+// The parser and the variables its options write to.
+class Parser {
+ public:
+  explicit Parser(CommandLine& line) : line_(line) {
+    app_.set_version_flag("--version", "leasehold " LEASEHOLD_CLI_VERSION, "print the version");
+    app_.set_help_flag("-h,--help", "show help (also: leasehold help COMMAND)");
+    app_.get_formatter()->label("SUBCOMMAND", "COMMAND");
+    app_.add_option("--url", url_,
+                    "Redis to talk to: redis://[user[:password]@]host[:port][/db],\n"
+                    "rediss://... (TLS), unix:///path/to/redis.sock[?db=N].\n"
+                    "Default: $LEASEHOLD_URL, else " + std::string(default_url))
+        ->type_name("URL");
+    app_.add_option("--prefix", line_.prefix,
+                    "lease key prefix; a group's lease key is PREFIX + GROUP.\nDefault: leader:")
+        ->type_name("PREFIX");
+    // Subcommands made from here on inherit this: they hand the global
+    // options above to the app.
+    app_.fallthrough();
+    // At most one command: after it, a command's name is a group name.
+    app_.require_subcommand(0, 1);
+    app_.footer([this] { return global_options_and_exit_codes(app_); });
+
+    auto* status = command("status", "holder, remaining TTL and fencing token per group", status_text);
+    groups(status);
+    json(status);
+
+    auto* watch = command("watch", "print one line per change until Ctrl-C or --duration", watch_text);
+    groups(watch);
+    watch->add_option("--duration", line_.duration, "stop after TIME (default: until SIGINT or SIGTERM)")
+        ->type_name("TIME");
+    watch->add_option("--interval", line_.interval, "polling period (default: 500ms)")->type_name("TIME");
+    json(watch);
+
+    auto* step_down = command("step-down", "release GROUP's lease if ID holds it (as the holder would)",
+                              step_down_text);
+    one_group(step_down);
+    step_down->add_option("--as", line_.as, "the instance id the lease must hold (see leasehold status)")
+        ->type_name("ID");
+
+    auto* evict = command("evict", "delete GROUP's lease whoever holds it (needs --force)", evict_text);
+    one_group(evict);
+    evict->add_flag("--force", line_.force, "required: evict never runs without it");
+    evict->add_flag("--yes", line_.yes, "do not ask for confirmation (needed when stdin is not a terminal)");
+
+    help_ = app_.add_subcommand("help", "show help for a command");
+    help_->add_option("COMMAND", help_topic_, "the command")->check(CLI::IsMember(command_names_));
+  }
+
+  void parse(const std::vector<std::string>& args) {
+    // CLI11 takes the arguments last first.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+      app_.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+      // app_.help() shows the page of the command that was given, if any.
+      show(app_.help(), exit_ok);
+      return;
+    } catch (const CLI::CallForVersion& e) {
+      show(std::string(e.what()) + "\n", exit_ok);
+      return;
+    } catch (const CLI::ParseError& e) {
+      throw Failure(exit_usage, usage_error(e, args));
+    }
+    const auto given = app_.get_subcommands();
+    if (given.empty()) {
+      show(app_.help(), exit_usage);
+      return;
+    }
+    if (given.front() == help_) {
+      // `leasehold help step-down` is `leasehold step-down --help`.
+      show(help_topic_.empty() ? app_.get_formatter()->make_help(&app_, app_.get_name(), CLI::AppFormatMode::Normal)
+                               : app_.get_subcommand(help_topic_)->help(app_.get_name()),
+           exit_ok);
+      return;
+    }
+    line_.command = given.front()->get_name();
+  }
+
+  const std::optional<std::string>& url() const { return url_; }
+
+ private:
+  CLI::App* command(const std::string& name, const std::string& summary, std::string_view text) {
+    command_names_.push_back(name);
+    auto* sub = app_.add_subcommand(name, summary);
+    sub->footer([this, sub, text] {
+      return std::string(text) + "\n" + global_options_and_exit_codes(*sub);
+    });
+    return sub;
+  }
+
+  void groups(CLI::App* sub) {
+    sub->add_option("GROUP", line_.groups, "groups (default: every group under the prefix)")->type_name("");
+  }
+
+  void one_group(CLI::App* sub) {
+    sub->add_option("GROUP", line_.groups, "the group")->required()->expected(1)->type_name("");
+  }
+
+  void json(CLI::App* sub) {
+    sub->add_flag("--json", line_.json, sub->get_name() == "status" ? "one JSON object instead of the table"
+                                                                    : "one JSON object per line");
+  }
+
+  // The app's own page lists its options itself; a command's page repeats
+  // the global ones, generated from the app's.
+  std::string global_options_and_exit_codes(const CLI::App& page) const {
+    std::string out;
+    if (&page != &app_) {
+      out = "\n" + CLI::Formatter{}.make_group("Global options (anywhere on the line)", false,
+                                             app_.get_options([](const CLI::Option* o) {
+                                               return o->get_group() == "Options";
+                                             }));
+    }
+    return out + std::string(exit_codes);
+  }
+
+  void show(std::string text, int code) {
+    line_.output = std::move(text);
+    line_.output_exit_code = code;
+  }
+
+  // CLI11's message, made to name the argument as precisely as before when
+  // it is a command's option given before the command, or not a command.
+  std::string usage_error(const CLI::ParseError& e, const std::vector<std::string>& args) {
+    const auto commands = app_.get_subcommands({});
+    const auto is_command = [&](const std::string& arg) {
+      return std::any_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->get_name() == arg; });
+    };
+    for (const auto& arg : args) {
+      if (is_command(arg)) break;
+      const auto name = arg.substr(0, arg.find('='));
+      if (!arg.starts_with('-') || app_.get_option_no_throw(name) != nullptr) continue;
+      if (std::any_of(commands.begin(), commands.end(),
+                      [&](const CLI::App* c) { return c->get_option_no_throw(name) != nullptr; })) {
+        return fmt::format("option {} belongs after its command", name);
+      }
+    }
+    const auto given = app_.get_subcommands();
+    if (given.empty()) {
+      for (const auto& extra : app_.remaining()) {
+        if (!extra.starts_with('-')) return fmt::format("unknown command \"{}\" (see leasehold --help)", extra);
+      }
+      return fmt::format("{} (see leasehold --help)", e.what());
+    }
+    const auto& command = given.front()->get_name();
+    return fmt::format("{}: {} (see leasehold {} --help)", command, e.what(), command);
+  }
+
+  CommandLine& line_;
+  CLI::App app_{"leasehold - inspect and operate leasehold leader-election leases on Redis", "leasehold"};
+  std::optional<std::string> url_;
+  std::vector<std::string> command_names_;
+  CLI::App* help_ = nullptr;
+  std::string help_topic_;
+};
 
 }  // namespace
 
-const std::vector<CommandSpec>& command_specs() {
-  static const std::vector<CommandSpec> specs = {
-      {"status", {{"--json", false}}, 0, any},
-      {"watch", {{"--json", false}, {"--duration", true}, {"--interval", true}}, 0, any},
-      {"step-down", {{"--as", true}}, 1, 1},
-      {"evict", {{"--force", false}, {"--yes", false}}, 1, 1},
-      {"help", {}, 0, 1},
-  };
-  return specs;
-}
-
-const CommandSpec* find_command(std::string_view name) {
-  const auto& specs = command_specs();
-  auto it = std::find_if(specs.begin(), specs.end(), [&](const CommandSpec& c) { return c.name == name; });
-  return it == specs.end() ? nullptr : &*it;
-}
-
-bool CommandLine::has(std::string_view flag) const {
-  return std::find(switches.begin(), switches.end(), flag) != switches.end();
-}
-
-std::optional<std::string> CommandLine::value(std::string_view flag) const {
-  auto it = values.find(flag);
-  if (it == values.end()) return std::nullopt;
-  return it->second;
-}
-
 CommandLine parse_command_line(const std::vector<std::string>& args, const char* env_url) {
-  CommandLine cl;
-  const CommandSpec* spec = nullptr;
-  bool only_operands = false;
-
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const bool is_flag = !only_operands && arg.size() > 1 && arg[0] == '-';
-    if (!is_flag) {
-      if (spec == nullptr) {
-        spec = find_command(arg);
-        if (spec == nullptr) usage_error(fmt::format("unknown command \"{}\" (see leasehold --help)", arg));
-        cl.command = arg;
-      } else {
-        cl.operands.push_back(arg);
-      }
-      continue;
-    }
-    if (arg == "--") {
-      only_operands = true;
-      continue;
-    }
-    if (arg == "-h") {
-      cl.help = true;
-      continue;
-    }
-    const auto eq = arg.find('=');
-    const std::string name = arg.substr(0, eq);
-    const FlagSpec* flag = find_flag(global_flags, name);
-    if (flag == nullptr && spec != nullptr) flag = find_flag(spec->flags, name);
-    if (flag == nullptr) {
-      if (spec == nullptr && std::any_of(command_specs().begin(), command_specs().end(),
-                                         [&](const CommandSpec& c) { return find_flag(c.flags, name); })) {
-        usage_error(fmt::format("option {} belongs after its command", name));
-      }
-      usage_error(spec ? fmt::format("unknown option {} for {}", name, spec->name)
-                       : fmt::format("unknown option {}", name));
-    }
-    if (!flag->takes_value) {
-      if (eq != std::string::npos) usage_error(fmt::format("option {} takes no value", name));
-      if (name == "--help") cl.help = true;
-      else if (name == "--version") cl.version = true;
-      else if (!cl.has(name)) cl.switches.push_back(name);
-      continue;
-    }
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      usage_error(fmt::format("option {} needs a value", name));
-    }
-    if (name == "--url") {
-      cl.url = value;
-      cl.url_source = "--url";
-    } else if (name == "--prefix") {
-      cl.prefix = value;
-    } else {
-      cl.values[name] = value;
-    }
+  CommandLine line;
+  Parser parser(line);
+  parser.parse(args);
+  if (parser.url()) {
+    line.url = *parser.url();
+    line.url_source = "--url";
+  } else if (env_url != nullptr && *env_url != '\0') {
+    line.url = env_url;
+    line.url_source = "LEASEHOLD_URL";
+  } else {
+    line.url = default_url;
+    line.url_source = "the default URL";
   }
-
-  if (cl.url_source.empty()) {
-    if (env_url != nullptr && *env_url != '\0') {
-      cl.url = env_url;
-      cl.url_source = "LEASEHOLD_URL";
-    } else {
-      cl.url = default_url;
-      cl.url_source = "the default URL";
-    }
-  }
-  if (cl.command == "help") {
-    // `leasehold help step-down` is `leasehold step-down --help`.
-    cl.help = true;
-    cl.command = cl.operands.empty() ? "" : cl.operands.front();
-    if (!cl.command.empty() && find_command(cl.command) == nullptr) {
-      usage_error(fmt::format("unknown command \"{}\" (see leasehold --help)", cl.command));
-    }
-    cl.operands.clear();
-    return cl;
-  }
-  if (cl.help || cl.version || spec == nullptr) return cl;
-  if (cl.operands.size() < spec->min_operands) {
-    usage_error(fmt::format("{} needs {} (see leasehold {} --help)", spec->name,
-                            spec->min_operands == 1 ? "a GROUP" : "more operands", spec->name));
-  }
-  if (cl.operands.size() > spec->max_operands) {
-    usage_error(fmt::format("{} takes at most {} operand{}, got \"{}\"", spec->name, spec->max_operands,
-                            spec->max_operands == 1 ? "" : "s", cl.operands[spec->max_operands]));
-  }
-  return cl;
+  return line;
 }
 
 }  // namespace leasehold::cli

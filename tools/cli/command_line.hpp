@@ -1,9 +1,7 @@
 #pragma once
-// The command line: global options, one subcommand, its flags and operands.
-// Parsing only; nothing here touches the network.
+// The command line: global options, one subcommand, its options and groups.
+// Parsing only (with CLI11); nothing here touches the network.
 
-#include <cstddef>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,37 +9,22 @@
 
 namespace leasehold::cli {
 
-/// One flag a command accepts.
-struct FlagSpec {
-  std::string_view name;    ///< with the dashes: "--json"
-  bool takes_value = false;
-};
-
-/// What a subcommand accepts; the table lives in command_line.cpp.
-struct CommandSpec {
-  std::string_view name;
-  std::vector<FlagSpec> flags;
-  std::size_t min_operands = 0;
-  std::size_t max_operands = 0;  ///< SIZE_MAX: any number
-};
-
-/// The subcommands, in the order the help lists them.
-const std::vector<CommandSpec>& command_specs();
-const CommandSpec* find_command(std::string_view name);
-
 struct CommandLine {
   std::string url;          ///< --url, else $LEASEHOLD_URL, else the default
   std::string url_source;   ///< where url came from, for error messages
   std::string prefix = "leader:";
   std::string command;      ///< empty: none given
-  std::vector<std::string> operands;
-  std::map<std::string, std::string, std::less<>> values;  ///< flags with a value, by name
-  std::vector<std::string> switches;                       ///< flags without one
-  bool help = false;        ///< --help, -h or `help [COMMAND]`
-  bool version = false;
-
-  bool has(std::string_view flag) const;
-  std::optional<std::string> value(std::string_view flag) const;
+  std::vector<std::string> groups;
+  bool json = false;        ///< status, watch
+  std::optional<std::string> duration;  ///< watch
+  std::optional<std::string> interval;  ///< watch
+  std::optional<std::string> as;        ///< step-down
+  bool force = false;       ///< evict
+  bool yes = false;         ///< evict
+  /// What to print instead of running a command (help, version, or the
+  /// overview when no command was given), and the exit code after it.
+  std::optional<std::string> output;
+  int output_exit_code = 0;
 };
 
 inline constexpr std::string_view default_url = "redis://127.0.0.1:6379";

@@ -35,15 +35,15 @@ std::string describe(const LeaseInfo& lease) {
 }  // namespace
 
 asio::awaitable<int> run_evict(const Context& ctx) {
-  const std::string& group = ctx.line.operands.at(0);
+  const std::string& group = ctx.line.groups.at(0);
   require_valid_prefix(ctx.line.prefix);
   require_valid_groups({group});
-  if (!ctx.line.has("--force")) {
+  if (!ctx.line.force) {
     throw Failure(exit_usage,
                   "evict deletes the lease whoever holds it and needs --force "
                   "(to release it as its holder would, use step-down GROUP --as ID)");
   }
-  const bool confirmed = ctx.line.has("--yes");
+  const bool confirmed = ctx.line.yes;
   if (!confirmed && !can_ask()) {
     throw Failure(exit_usage, "evict: stdin is not a terminal to confirm on; pass --yes");
   }

@@ -7,7 +7,6 @@
 #include "command_line.hpp"
 #include "commands.hpp"
 #include "exit_code.hpp"
-#include "help.hpp"
 
 #include <leasehold/redis_options.hpp>
 
@@ -54,17 +53,11 @@ asio::awaitable<int> dispatch(const cli::Context& ctx) {
 
 int run(const std::vector<std::string>& args) {
   const cli::CommandLine line = cli::parse_command_line(args, std::getenv("LEASEHOLD_URL"));
-  if (line.version) {
-    std::fputs("leasehold " LEASEHOLD_CLI_VERSION "\n", stdout);
-    return cli::exit_ok;
-  }
-  if (line.help) {
-    std::fputs(cli::help_text(line.command).c_str(), stdout);
-    return cli::exit_ok;
-  }
-  if (line.command.empty()) {
-    std::fputs(cli::help_text("").c_str(), stderr);
-    return cli::exit_usage;
+  if (line.output) {
+    // Help and version on stdout; the overview after a missing command is
+    // a usage error and goes to stderr.
+    std::fputs(line.output->c_str(), line.output_exit_code == cli::exit_ok ? stdout : stderr);
+    return line.output_exit_code;
   }
   const cli::Context ctx{line, redis_options(line)};
 

@@ -54,16 +54,16 @@ std::string render_json(std::string_view prefix, const std::vector<LeaseInfo>& l
 asio::awaitable<int> run_status(const Context& ctx) {
   const std::string& prefix = ctx.line.prefix;
   require_valid_prefix(prefix);
-  require_valid_groups(ctx.line.operands);
+  require_valid_groups(ctx.line.groups);
 
   redis::Client client(co_await asio::this_coro::executor, ctx.redis);
   co_await connect(client);
-  std::vector<std::string> groups = ctx.line.operands;
+  std::vector<std::string> groups = ctx.line.groups;
   if (groups.empty()) groups = co_await scan_groups(client, prefix);
   const std::vector<LeaseInfo> leases = co_await read_leases(client, prefix, groups);
   client.stop();
 
-  const bool json = ctx.line.has("--json");
+  const bool json = ctx.line.json;
   if (json) {
     std::fputs(render_json(prefix, leases).c_str(), stdout);
   } else if (leases.empty()) {

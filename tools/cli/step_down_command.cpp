@@ -26,10 +26,10 @@ namespace leasehold::cli {
 namespace asio = boost::asio;
 
 asio::awaitable<int> run_step_down(const Context& ctx) {
-  const std::string& group = ctx.line.operands.at(0);
+  const std::string& group = ctx.line.groups.at(0);
   require_valid_prefix(ctx.line.prefix);
   require_valid_groups({group});
-  const auto id = ctx.line.value("--as");
+  const auto& id = ctx.line.as;
   if (!id || id->empty()) {
     throw Failure(exit_usage, "step-down needs --as ID: the instance id that holds the lease (see leasehold status)");
   }

@@ -41,14 +41,14 @@ class Watch {
  public:
   Watch(const Context& ctx, redis::Client& commands, redis::Client& notices, std::chrono::milliseconds interval)
       : ctx_(ctx), prefix_(ctx.line.prefix), commands_(commands), notices_(notices), interval_(interval),
-        json_(ctx.line.has("--json")), wake_(commands.get_executor()),
+        json_(ctx.line.json), wake_(commands.get_executor()),
         signals_(commands.get_executor(), SIGINT, SIGTERM) {}
 
   /// Polls and reports until cancelled.
   asio::awaitable<void> run() {
     commands_.on_state([this](bool up, const Error& error) { connection_changed(up, error); });
     notices_.on_message([this](std::string_view channel, std::string_view id) { on_notice(channel, id); });
-    subscribe(ctx_.line.operands);
+    subscribe(ctx_.line.groups);
     for (;;) {
       co_await poll();
       if (cancelled(co_await asio::this_coro::cancellation_state)) break;
@@ -89,7 +89,7 @@ class Watch {
   asio::awaitable<void> poll() {
     if (!commands_.connected()) co_return;  // connection_changed() said so; the client reconnects
     try {
-      std::vector<std::string> groups = ctx_.line.operands;
+      std::vector<std::string> groups = ctx_.line.groups;
       if (groups.empty()) {
         groups = co_await scan_groups(commands_, prefix_);
         subscribe(groups);
@@ -208,11 +208,11 @@ class Watch {
 
 asio::awaitable<int> run_watch(const Context& ctx) {
   require_valid_prefix(ctx.line.prefix);
-  require_valid_groups(ctx.line.operands);
+  require_valid_groups(ctx.line.groups);
   std::optional<std::chrono::milliseconds> duration;
-  if (auto d = ctx.line.value("--duration")) duration = parse_duration("--duration", *d);
+  if (const auto& d = ctx.line.duration) duration = parse_duration("--duration", *d);
   std::chrono::milliseconds interval = default_interval;
-  if (auto i = ctx.line.value("--interval")) interval = std::max(parse_duration("--interval", *i), min_interval);
+  if (const auto& i = ctx.line.interval) interval = std::max(parse_duration("--interval", *i), min_interval);
 
   const auto ex = co_await asio::this_coro::executor;
   redis::Client commands(ex, ctx.redis);
