@@ -586,12 +586,9 @@ void Elector::stop_and_wait() {
 }
 
 StopOperation::~StopOperation() {
-  if (elector_ == nullptr) return;
-  if (elector_->on_own_executor()) {
-    elector_->stop([](error_code) {});
-  } else {
-    elector_->stop_and_wait();
-  }
+  // Discarded: start the stop, never wait for it (the thread may be the one
+  // that must run the elector, e.g. a signal handler on its io_context).
+  if (elector_ != nullptr) elector_->stop([](error_code) {});
 }
 
 }  // namespace leasehold

@@ -1,6 +1,6 @@
 // standalone: leasehold in a program with no Asio of its own. The Elector's
 // standalone mode owns its I/O and callback threads; the program only calls
-// start(), is_leader(), a leader_only guard, and stop().
+// start(), is_leader(), a leader_only guard, and stop_and_wait().
 //
 // Every 250 ms the main loop calls a guarded "send report"; only the leader of
 // the group "reports" sends it. Output, one line per event:
@@ -74,7 +74,7 @@ int main(int argc, char** argv) try {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
 
-  elector.stop();  // stops and waits (bounded): releases the lease
+  elector.stop_and_wait();  // blocks (bounded) until the lease is released
   say(fmt::format("stopped instance={}", id));
   return 0;
 } catch (const std::exception& e) {

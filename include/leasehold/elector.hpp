@@ -109,9 +109,10 @@ class Group {
 class Elector;
 
 /// The result of stop() without a completion token: `co_await elector.stop()`
-/// stops asynchronously; discarding it (`elector.stop();`) stops and waits,
-/// bounded by ElectorOptions::stop_timeout, unless called on the elector's
-/// own executor, where it cannot wait and stops in the background.
+/// stops and resumes when every lease is released; discarding it
+/// (`elector.stop();`) starts the stop and returns at once, from any thread,
+/// including a signal handler running on the elector's own single-threaded
+/// io_context. It never blocks: stop_and_wait() is the one blocking form.
 class StopOperation {
  public:
   explicit StopOperation(Elector& elector) : elector_(&elector) {}
@@ -285,8 +286,10 @@ class Elector {
         token, std::string(group));
   }
 
-  /// Stops and waits (see StopOperation). Must not be called on the
-  /// elector's own executor.
+  /// Stops and blocks the calling thread until every lease is released
+  /// (bounded by stop_timeout + 1 s). Must not be called on the elector's
+  /// own executor, nor on a thread that must run it (it would wait for
+  /// itself, then give up): from there use `co_await stop()` or stop(handler).
   void stop_and_wait();
 
   /// A snapshot of the elector's counters, per group and per connection

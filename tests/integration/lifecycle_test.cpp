@@ -12,6 +12,9 @@
 #include "support/redis_server.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <csignal>
 
 #include <gtest/gtest.h>
 
@@ -75,7 +78,7 @@ TEST(Lifecycle, StandaloneElectorsComeAndGoWithoutLeaking) {
       if (i % 4 >= 2) {
         ASSERT_TRUE(wait_for([&] { return e.is_leader() && handle.is_leader(); })) << "cycle " << i;
       }
-      if (i % 4 == 2) e.stop();
+      if (i % 4 == 2) e.stop_and_wait();
       if (i % 4 == 3) {
         server.admin().set("leader:held", "someone-else");
         e.acquire("held", [](lh::error_code, lh::Term) {});
@@ -128,3 +131,46 @@ TEST(Lifecycle, ExecutorModeElectorsComeAndGoWithoutLeaking) {
   }
   lh::test::run_for(io, 50ms);
 }
+
+// The most common place to stop a service: its SIGTERM handler, on the one
+// thread that runs the elector's io_context. A discarded stop() there must
+// not block that thread (it would wait for itself and release nothing): the
+// lease is released, a standby leads within a round trip instead of a ttl,
+// and io.run() returns by itself once the elector's work is done.
+TEST(Lifecycle, StopFromASignalHandlerOnTheOnlyThreadReleasesEveryLease) {
+  lh::test::RedisServer server;
+  lh::ElectorOptions long_ttl;
+  long_ttl.ttl = 20s;  // a standby that had to wait for expiry would wait 20 s
+  long_ttl.stop_timeout = 30s;  // a stop that blocked its own thread would hold it 31 s
+  long_ttl.retry_interval = 100ms;
+  long_ttl.groups = {"reports"};
+  long_ttl.instance_id = "service";
+  boost::asio::io_context io(1);
+  lh::Elector service(io.get_executor(), server.options(), long_ttl);
+  service.start();
+  ASSERT_TRUE(run_until(io, [&] { return service.is_leader("default") && service.is_leader("reports"); }, 10s));
+
+  long_ttl.instance_id = "standby";
+  lh::Elector standby(server.options(), long_ttl);
+  standby.start();
+
+  boost::asio::signal_set signals(io, SIGTERM);
+  bool handled = false;
+  signals.async_wait([&](lh::error_code ec, int) {
+    if (ec) return;
+    handled = true;
+    service.stop();  // discarded: must return at once
+  });
+  std::raise(SIGTERM);
+  const auto start = std::chrono::steady_clock::now();
+  io.run_for(15s);  // returns as soon as the elector's work is done
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(handled);
+  EXPECT_TRUE(io.stopped()) << "io.run() still had work after the stop";
+  EXPECT_LT(took, 10s) << "the signal handler blocked the thread that runs the elector";
+  EXPECT_FALSE(service.is_leader("default"));
+  ASSERT_TRUE(wait_for([&] { return standby.is_leader("default") && standby.is_leader("reports"); }, 5s))
+      << "the standby waited for the lease to expire: the stop released nothing";
+  standby.stop_and_wait();
+}
+

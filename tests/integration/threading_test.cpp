@@ -135,7 +135,7 @@ TEST(Threading, GroupsRegisteredFromManyThreadsWhileOthersReadThemByName) {
   readers.join();
   EXPECT_GT(readers.trues(), 0);
   EXPECT_FALSE(e.is_leader("never-registered"));
-  e.stop();
+  e.stop_and_wait();
   for (const auto& g : handles) EXPECT_FALSE(g.is_leader());
 }
 
@@ -152,7 +152,7 @@ TEST(Threading, StandaloneStopFromAnotherThreadWhileReadersSpin) {
 
   Readers readers(4, [&](int r) { return r % 2 == 0 ? e.is_leader("default") : handle.is_leader(); });
   std::this_thread::sleep_for(400ms);  // more than one ttl: renewals happen meanwhile
-  std::thread stopper([&] { e.stop(); });  // discarded StopOperation: stops and waits
+  std::thread stopper([&] { e.stop_and_wait(); });
   stopper.join();
   EXPECT_FALSE(e.is_leader());
   EXPECT_FALSE(handle.is_leader());
@@ -224,7 +224,7 @@ TEST(Threading, ExecutorModeOnAMultiThreadedIoContext) {
 
   readers.join();
   EXPECT_GT(readers.trues(), 0);
-  std::thread([&] { first.stop(); }).join();  // stop_and_wait from a non-pool thread
+  std::thread([&] { first.stop_and_wait(); }).join();  // from a non-pool thread
   second.stop_and_wait();
   EXPECT_FALSE(term.active());
   EXPECT_GT(events.load(), 0);
