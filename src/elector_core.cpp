@@ -257,7 +257,7 @@ void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code
   if (!ec && !is_release_reply(reply)) ec = make_error_code(errc::unexpected_reply);
   if (ec) return fail(g, seq, ec, reply, "release", now);
   recovered(g, "release");
-  apply(g, g.machine.on_release_reply(now, seq), now);
+  apply(g, g.machine.on_release_reply(now, seq, reply.integer == 1), now);
 }
 
 // A group's error is logged and reported when it first appears (or

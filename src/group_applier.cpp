@@ -76,16 +76,13 @@ void GroupApplier::audit(const GroupState& g, LeaseAuditEvent::Kind kind, TimePo
 
 void GroupApplier::begin_term(GroupState& g, TimePoint now) {
   const auto& m = g.machine;
-  // A re-claim of our own lease keeps the token of our previous term.
-  const bool reclaimed = g.terms_won > 0 && m.token() == g.last_token;
   g.in_term = true;
   ++g.terms_won;
   g.last_token = m.token();
   g.leading_since = now;
   g.renew_lag_ns.store(0, std::memory_order_relaxed);
   if (logs(LogLevel::info)) {
-    log(LogLevel::info, fmt::format("elector {}: group \"{}\": elected leader (token {}): {}", id_, g.name, m.token(),
-                                    reclaimed ? "re-claimed its own lease" : "acquired the lease"));
+    log(LogLevel::info, fmt::format("elector {}: group \"{}\": elected leader (token {})", id_, g.name, m.token()));
   }
   listener_.term_began(g);
 }

@@ -221,6 +221,12 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
 }
 
 Output LeaseMachine::on_release_notice(TimePoint now, std::string_view releaser) {
+  if (!releaser.empty() && releaser == id_ && own_notices_due_ > 0) {
+    // The notice of our own release, late (with no hold-off, we may lead
+    // again already): nothing happened that we do not know of.
+    --own_notices_due_;
+    return settle({}, now);
+  }
   if (state_ == LeaseState::leader && !releaser.empty() && releaser == id_) {
     // Our lease was released by someone acting as us (an operator's
     // step-down): stop claiming it now rather than at the next renewal, and
@@ -242,6 +248,7 @@ Output LeaseMachine::on_release_notice(TimePoint now, std::string_view releaser)
 
 Output LeaseMachine::on_notices_available(TimePoint now, bool available) {
   notices_available_ = available;
+  if (!available) own_notices_due_ = 0;  // those in flight are lost with the connection
   if (state_ == LeaseState::candidate) {
     // Back to notices: a release may have gone unheard meanwhile, so look now.
     // Without notices: poll at retry_interval at the latest.
@@ -303,10 +310,11 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renew
   return settle(out, now);
 }
 
-Output LeaseMachine::on_release_reply(TimePoint now, std::uint64_t seq) {
+Output LeaseMachine::on_release_reply(TimePoint now, std::uint64_t seq, bool deleted) {
   Output out;
   if (seq != in_flight_seq_ || in_flight_ != Command::release) return settle(out, now);
   in_flight_ = Command::none;
+  if (deleted && notices_available_) ++own_notices_due_;
   out.released = true;
   if (state_ == LeaseState::stopping) {
     state_ = LeaseState::stopped;

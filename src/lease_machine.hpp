@@ -91,7 +91,9 @@ class LeaseMachine {
   Output on_notices_available(TimePoint now, bool available);
   Output on_acquire_reply(TimePoint now, std::uint64_t seq, const AcquireReply& reply);
   Output on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed);
-  Output on_release_reply(TimePoint now, std::uint64_t seq);
+  /// `deleted`: the script found the key ours and deleted it (a release
+  /// notice naming this instance follows).
+  Output on_release_reply(TimePoint now, std::uint64_t seq, bool deleted = true);
   Output on_failure(TimePoint now, std::uint64_t seq, Failure failure);
 
   LeaseState state() const noexcept { return state_; }
@@ -142,6 +144,9 @@ class LeaseMachine {
   bool holder_is_self_ = false;
   bool notices_available_ = false;
   bool look_again_ = false;  // a notice came while an acquire was in flight
+  // Notices of this instance's own releases still to come: they name this
+  // instance, but must not end a term won after the release.
+  std::uint32_t own_notices_due_ = 0;
 };
 
 }  // namespace leasehold::detail

@@ -6,7 +6,9 @@ const redis::Script& acquire_script() {
   static const redis::Script script(R"lua(local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, holder, tonumber(ARGV[2]), tonumber(redis.call('GET', KEYS[2])) or 0}
+  local token = redis.pcall('INCR', KEYS[2])
+  if type(token) ~= 'number' then token = tonumber(redis.call('GET', KEYS[2])) or 0 end
+  return {1, holder, tonumber(ARGV[2]), token}
 end
 if holder then
   return {0, holder, redis.call('PTTL', KEYS[1]), 0}

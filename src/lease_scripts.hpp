@@ -1,7 +1,8 @@
 #pragma once
 // The three Lua scripts of the lease model. No shebang line: without one,
 // Redis checks maxmemory per command inside the script, so a re-claim
-// (GET + PEXPIRE) still works under OOM while a fresh SET fails loudly.
+// (GET + PEXPIRE; its INCR through pcall) still works under OOM while a fresh
+// SET fails loudly.
 
 #include <leasehold/redis/script.hpp>
 
@@ -9,8 +10,10 @@ namespace leasehold::detail {
 
 /// KEYS: lease key, fencing counter key. ARGV: instance id, ttl in ms.
 /// Returns {acquired 0|1, holder id, holder's PTTL in ms, fencing token}.
-/// Re-claims the key when it already holds this id (the token stays);
-/// otherwise SET NX PX, and a fresh lease increments the fencing counter.
+/// Re-claims the key when it already holds this id, otherwise SET NX PX.
+/// Either starts a term, so either increments the fencing counter; a
+/// re-claim under maxmemory OOM (INCR refused) still re-seats the lease and
+/// keeps the last token, so that leadership survives the episode.
 const redis::Script& acquire_script();
 
 /// KEYS: lease key. ARGV: instance id, ttl in ms. Returns 1 if extended, 0

@@ -28,8 +28,11 @@ class Term {
 
   const std::string& group() const noexcept;
   /// The fencing token: strictly greater than every earlier term's token of
-  /// this group (as long as Redis keeps its data). Pass it to downstream
-  /// writes so that they can reject a stale leader.
+  /// this group (as long as Redis keeps its data), a re-claim of this
+  /// instance's own lease included. One exception: a re-claim during a
+  /// maxmemory OOM episode (Redis refuses the increment) keeps the token of
+  /// the same instance's previous term. Pass it to downstream writes so that
+  /// they can reject a stale leader.
   std::int64_t token() const noexcept;
   /// Send instant of the acquire that began the term.
   std::chrono::steady_clock::time_point acquired_at() const noexcept;

@@ -49,7 +49,7 @@ int standalone(const lh::RedisOptions& redis) {
   int runs = 0;
   auto guarded = lh::leader_only(elector, "consumer", [&] { ++runs; });
   if (!guarded() || runs != 1) return fail("leader_only did not run on the leader");
-  elector.stop();  // releases the lease and waits
+  elector.stop_and_wait();  // releases the lease and waits
   if (elector.is_leader("consumer")) return fail("still leader after stop()");
   return 0;
 }

@@ -41,7 +41,7 @@ redis::Reply LeaseModel::acquire(const std::string& key, const std::string& toke
   if (Lease* lease = live(key, now)) {
     if (lease->holder == id) {
       lease->expires_at = now + ttl;
-      return acquire_reply(true, id, ttl, counters_[token_key]);
+      return acquire_reply(true, id, ttl, ++counters_[token_key]);  // a re-claim is a new term
     }
     return acquire_reply(false, lease->holder, lease->expires_at - now, 0);
   }
