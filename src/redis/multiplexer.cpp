@@ -108,7 +108,7 @@ bool Multiplexer::detach(RequestId id, const asio::any_io_executor& ex) {
   const error_code aborted = asio::error::operation_aborted;
   if (it->script) {
     complete_later(ex, std::move(it->call.handler), aborted, Reply{});
-    it->call = ScriptCall{};  // the arguments it owns are not needed any more
+    it->call.owned.reset();  // already encoded
   } else {
     if (it->handler) complete_later(ex, std::move(it->handler), aborted, std::vector<Reply>{});
     it->replies.clear();
@@ -152,8 +152,12 @@ void Multiplexer::run_completions(const asio::any_io_executor& current) {
     }
   } catch (...) {
     // A handler threw: the ones after it stay collected, ahead of any newer.
-    done_.insert(done_.begin(), std::make_move_iterator(batch_.begin() + static_cast<std::ptrdiff_t>(next + 1)),
-                 std::make_move_iterator(batch_.end()));
+    // Moved by construction only: Boost 1.81's any_completion_handler
+    // recurses without end when move-assigned.
+    std::vector<Done> rest(std::make_move_iterator(batch_.begin() + static_cast<std::ptrdiff_t>(next + 1)),
+                           std::make_move_iterator(batch_.end()));
+    for (Done& d : done_) rest.push_back(std::move(d));
+    done_.swap(rest);
     batch_.clear();
     throw;
   }
