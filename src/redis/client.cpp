@@ -16,17 +16,12 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#if LEASEHOLD_HAS_TLS
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#endif
 
 #include <fmt/format.h>
 
@@ -58,32 +53,6 @@ Error io_error(const error_code& ec) {
   if (ec == asio::error::eof) return make_error(errc::connection_lost, "server closed the connection");
   return make_error(errc::connection_lost, ec.message());
 }
-
-#if LEASEHOLD_HAS_TLS
-asio::ssl::context make_tls_context(const TlsOptions& tls) {
-  asio::ssl::context ctx(asio::ssl::context::tls_client);
-  ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
-  const auto fail = [](std::string_view field, const std::string& file, const error_code& ec) {
-    return std::invalid_argument(fmt::format("RedisOptions.tls.{} \"{}\": {}", field, file, ec.message()));
-  };
-  error_code ec;
-  if (!tls.ca_file.empty()) {
-    ctx.load_verify_file(tls.ca_file, ec);
-    if (ec) throw fail("ca_file", tls.ca_file, ec);
-  } else {
-    ctx.set_default_verify_paths(ec);
-  }
-  if (!tls.cert_file.empty()) {
-    ctx.use_certificate_chain_file(tls.cert_file, ec);
-    if (ec) throw fail("cert_file", tls.cert_file, ec);
-    ctx.use_private_key_file(tls.key_file, asio::ssl::context::pem, ec);
-    if (ec) throw fail("key_file", tls.key_file, ec);
-  }
-  ctx.set_verify_mode(tls.verify_peer ? asio::ssl::verify_peer : asio::ssl::verify_none);
-  return ctx;
-}
-#endif
 
 }  // namespace
 
@@ -286,7 +255,11 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   }
 
   asio::awaitable<Error> connect() {
-    if (Error e = co_await open_stream()) co_return e;
+    TlsContext* tls = nullptr;
+#if LEASEHOLD_HAS_TLS
+    if (tls_context_) tls = &*tls_context_;
+#endif
+    if (Error e = co_await open_stream(ex_, options_, tls, stream_)) co_return e;
     if (Error e = co_await handshake()) co_return e;
     if (!fsm_.on_up()) co_return make_error(errc::stopped);
     ++stats_.connects;
@@ -299,50 +272,6 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     if (state_handler_) state_handler_(true, {});
     co_return Error{};
   }
-
-  asio::awaitable<Error> open_stream() {
-    if (!options_.unix_socket.empty()) {
-      Stream::unix_socket socket(ex_);
-      auto [ec] = co_await socket.async_connect(asio::local::stream_protocol::endpoint(options_.unix_socket),
-                                                nothrow);
-      stream_.emplace(std::move(socket));
-      if (ec) co_return make_error(errc::connection_lost, fmt::format("connect to {}: {}", options_.to_string(), ec.message()));
-      co_return Error{};
-    }
-    asio::ip::tcp::resolver resolver(ex_);
-    auto [rec, endpoints] = co_await resolver.async_resolve(options_.host, std::to_string(options_.port), nothrow);
-    if (rec) {
-      co_return make_error(errc::resolve_failed,
-                           fmt::format("cannot resolve host \"{}\": {}", options_.host, rec.message()));
-    }
-    Stream::tcp_socket socket(ex_);
-    auto [cec, endpoint] = co_await asio::async_connect(socket, endpoints, nothrow);
-    if (cec) {
-      co_return make_error(errc::connection_lost, fmt::format("connect to {}: {}", options_.to_string(), cec.message()));
-    }
-    socket.set_option(asio::ip::tcp::no_delay(true));
-#if LEASEHOLD_HAS_TLS
-    if (tls_context_) co_return co_await tls_handshake(std::move(socket));
-#endif
-    stream_.emplace(std::move(socket));
-    co_return Error{};
-  }
-
-#if LEASEHOLD_HAS_TLS
-  asio::awaitable<Error> tls_handshake(Stream::tcp_socket socket) {
-    stream_.emplace(Stream::tls_stream(std::move(socket), *tls_context_));
-    auto& tls = stream_->get<Stream::tls_stream>();
-    const std::string& name = options_.tls.server_name.empty() ? options_.host : options_.tls.server_name;
-    // SNI; harmless for IP addresses.
-    SSL_set_tlsext_host_name(tls.native_handle(), name.c_str());
-    if (options_.tls.verify_peer) tls.set_verify_callback(asio::ssl::host_name_verification(name));
-    auto [ec] = co_await tls.async_handshake(asio::ssl::stream_base::client, nothrow);
-    if (ec) {
-      co_return make_error(errc::tls_failed, fmt::format("TLS handshake with {}: {}", options_.to_string(), ec.message()));
-    }
-    co_return Error{};
-  }
-#endif
 
   // The handshake's commands pipelined in one write; the machine judges each
   // reply in turn.

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -60,6 +61,19 @@ class MultiplexerTest : public ::testing::Test {
       seen.replies = {std::move(reply)};
     });
     return ScriptCall{std::move(handler), &script, &arguments, nullptr, false, true};
+  }
+
+  std::string encoded_call(const redis::Script& script, bool by_body) const {
+    std::string out;
+    arguments.encode_call(out, script, by_body);
+    return out;
+  }
+
+  // The handler ran once, successfully, with the integer `value`.
+  static void expect_integer(const Seen& seen, std::int64_t value) {
+    ASSERT_EQ(seen.calls, 1);
+    EXPECT_FALSE(seen.ec) << seen.ec.message();
+    EXPECT_EQ(seen.replies.at(0).integer, value);
   }
 
   std::string output() {
@@ -168,14 +182,10 @@ TEST_F(MultiplexerTest, EvalIsSentBySha) {
   const redis::Script script("return 1");
   Seen seen;
   mux.eval(call(seen, script), t0);
-  std::string expected;
-  arguments.encode_call(expected, script, false);
-  EXPECT_EQ(output(), expected);
+  EXPECT_EQ(output(), encoded_call(script, false));
   EXPECT_FALSE(reply(Reply::make_integer(1)));
   complete();
-  ASSERT_EQ(seen.calls, 1);
-  EXPECT_FALSE(seen.ec);
-  EXPECT_EQ(seen.replies.at(0).integer, 1);
+  expect_integer(seen, 1);
 }
 
 TEST_F(MultiplexerTest, NoscriptIsRetriedOnceByBodyAtTheBackOfTheQueue) {
@@ -187,9 +197,7 @@ TEST_F(MultiplexerTest, NoscriptIsRetriedOnceByBodyAtTheBackOfTheQueue) {
 
   EXPECT_FALSE(reply(Reply::make_error("NOSCRIPT No matching script")));
   EXPECT_FALSE(mux.has_completions()) << "the caller does not see the NOSCRIPT";
-  std::string eval;
-  arguments.encode_call(eval, script, true);
-  EXPECT_EQ(output(), eval);
+  EXPECT_EQ(output(), encoded_call(script, true));
   EXPECT_EQ(mux.pending(), 2u);
   EXPECT_EQ(stats.commands_sent, 3u);
 
@@ -197,9 +205,7 @@ TEST_F(MultiplexerTest, NoscriptIsRetriedOnceByBodyAtTheBackOfTheQueue) {
   EXPECT_FALSE(reply(Reply::make_integer(1)));
   complete();
   EXPECT_EQ(ping.calls, 1);
-  ASSERT_EQ(seen.calls, 1);
-  EXPECT_FALSE(seen.ec);
-  EXPECT_EQ(seen.replies.at(0).integer, 1);
+  expect_integer(seen, 1);
 }
 
 TEST_F(MultiplexerTest, NoscriptAfterTheRetryAndOtherErrorsAreClassified) {
