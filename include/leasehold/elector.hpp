@@ -208,9 +208,10 @@ class Elector {
   /// keep state beside a lease, such as the scheduler's once-per-tick record).
   /// Handler: void(error_code, redis::Reply); server errors are classified as
   /// in redis::Client::async_eval; errc::not_connected while disconnected.
-  /// `script` must outlive the operation. Cancellation (any type) resets the
-  /// elector's connection, since the script's outcome is then unknown, which
-  /// demotes every group: avoid cancelling it.
+  /// `script` must outlive the operation. Cancellation (terminal or partial)
+  /// completes the handler with operation_aborted at once; the script may
+  /// still run (its reply is dropped), and the connection and every group
+  /// carry on (see redis::Client::async_exec).
   template <typename CompletionToken = boost::asio::deferred_t>
   auto async_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   CompletionToken&& token = {}) {

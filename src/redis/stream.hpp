@@ -3,13 +3,19 @@
 // TCP. One small variant instead of a virtual interface, so that each read and
 // write is a direct Asio call.
 
+#include <leasehold/error.hpp>
+#include <leasehold/redis_options.hpp>
+
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/write.hpp>
 #if LEASEHOLD_HAS_TLS
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #endif
 
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -60,5 +66,22 @@ class Stream {
  private:
   variant stream_;
 };
+
+#if LEASEHOLD_HAS_TLS
+/// The client side of `tls`; throws std::invalid_argument naming a file
+/// that cannot be loaded.
+asio::ssl::context make_tls_context(const TlsOptions& tls);
+using TlsContext = asio::ssl::context;
+#else
+struct TlsContext {};
+#endif
+
+/// Resolves, connects and (with `tls`) completes the TLS handshake to the
+/// server `options` names, on `ex`. `stream` holds the stream as soon as there
+/// is one to close (a stop or a deadline may close it mid-handshake). Every
+/// argument must outlive the operation (`ex` by reference: by value, GCC 12
+/// warns of a mismatched operator delete for the coroutine frame).
+asio::awaitable<Error> open_stream(const asio::any_io_executor& ex, const RedisOptions& options, TlsContext* tls,
+                                   std::optional<Stream>& stream);
 
 }  // namespace leasehold::redis::detail

@@ -362,23 +362,68 @@ TEST(Client, ConnectionClosedMidReplyFailsThePendingCommand) {
   EXPECT_EQ(r->ec, lh::errc::connection_lost) << r->ec.message();
 }
 
-TEST(Client, CancellingACommandClosesTheConnection) {
+// A cancelled request is detached, not the connection reset: its handler
+// completes at once, its reply (BLPOP's nil, a second later) is read and
+// dropped, and the requests around it complete with their own replies.
+TEST(Client, CancellingACommandDetachesItAndKeepsTheConnection) {
+  lh::test::RedisServer server;
+  boost::asio::io_context io;
+  auto options = server.options();
+  options.command_timeout = 5s;  // above BLPOP's own 1 s
+  Client client(io.get_executor(), options);
+  ASSERT_TRUE(connect(io, client));
+  const auto disconnects = client.stats().disconnects;
+
+  std::vector<std::string> echoes;
+  const auto echo = [&](const std::string& text) {
+    client.async_exec(Request{"ECHO", text}, [&](lh::error_code ec, std::vector<Reply> r) {
+      echoes.push_back(ec ? "error: " + ec.message() : r.at(0).str);
+    });
+  };
+  boost::asio::cancellation_signal signal;
+  std::optional<lh::error_code> result;
+  echo("before");
+  client.async_exec(Request{"BLPOP", "nothing", "1"},
+                    boost::asio::bind_cancellation_slot(
+                        signal.slot(), [&](lh::error_code ec, std::vector<Reply>) { result = ec; }));
+  echo("behind the blocked one");
+  ASSERT_TRUE(run_until(io, [&] { return echoes.size() == 1; }));
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  signal.emit(boost::asio::cancellation_type::terminal);
+  ASSERT_TRUE(run_until(io, [&] { return result.has_value(); }));
+  EXPECT_EQ(*result, boost::asio::error::operation_aborted);
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, 500ms) << "the handler must not wait for the reply";
+  echo("after cancel");
+
+  ASSERT_TRUE(run_until(io, [&] { return echoes.size() == 3; }));
+  EXPECT_EQ(echoes, (std::vector<std::string>{"before", "behind the blocked one", "after cancel"}))
+      << "BLPOP's nil must be dropped, not matched to a later request";
+  EXPECT_TRUE(client.connected());
+  EXPECT_EQ(client.stats().disconnects, disconnects);
+  EXPECT_EQ(client.stats().connects, 1u);
+  EXPECT_EQ(echo_of(io, client, "still here"), "still here");
+}
+
+// `total` promises that the operation had no effect, which a command already
+// sent cannot keep: it is ignored, and the request completes with its reply.
+TEST(Client, TotalCancellationIsIgnored) {
   lh::test::RedisServer server;
   boost::asio::io_context io;
   Client client(io.get_executor(), server.options());
   ASSERT_TRUE(connect(io, client));
-
   boost::asio::cancellation_signal signal;
-  std::optional<lh::error_code> result;
-  client.async_exec(Request{"BLPOP", "nothing", "5"},
-                    boost::asio::bind_cancellation_slot(
-                        signal.slot(), [&](lh::error_code ec, std::vector<Reply>) { result = ec; }));
-  lh::test::run_for(io, 50ms);
-  signal.emit(boost::asio::cancellation_type::terminal);
+  std::optional<Result> result;
+  client.async_exec(Request{"BLPOP", "nothing", "0.2"},
+                    boost::asio::bind_cancellation_slot(signal.slot(), [&](lh::error_code ec, std::vector<Reply> r) {
+                      result = Result{ec, std::move(r)};
+                    }));
+  lh::test::run_for(io, 20ms);
+  signal.emit(boost::asio::cancellation_type::total);
   ASSERT_TRUE(run_until(io, [&] { return result.has_value(); }));
-  EXPECT_EQ(*result, boost::asio::error::operation_aborted);
-  ASSERT_TRUE(run_until(io, [&] { return client.connected() && client.stats().connects == 2; }));
-  EXPECT_EQ(echo_of(io, client, "after cancel"), "after cancel");
+  EXPECT_FALSE(result->ec) << result->ec.message();
+  ASSERT_EQ(result->replies.size(), 1u);
+  EXPECT_TRUE(result->replies[0].is_nil());
+  EXPECT_EQ(client.stats().disconnects, 0u);
 }
 
 TEST(Client, BlackholedConnectionTimesOutThroughTheHealthCheck) {

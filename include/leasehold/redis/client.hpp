@@ -4,9 +4,11 @@
 //
 // Guarantees the elector relies on:
 //  - requests are pipelined and their replies matched in order;
-//  - after a timeout, a cancellation, a protocol error or a lost connection the
-//    connection is closed and every pending request fails, so a late reply
-//    can never be matched to a newer request;
+//  - after a timeout, a protocol error or a lost connection the connection is
+//    closed and every pending request fails, so a late reply can never be
+//    matched to a newer request;
+//  - a cancelled request is detached, not the connection closed: its handler
+//    completes at once and its reply, still read in its place, is dropped;
 //  - a request made while disconnected fails at once with errc::not_connected
 //    (nothing is queued across reconnects: a lease command must not be
 //    replayed later than it was meant).
@@ -124,8 +126,12 @@ class Client {
   /// Sends every command of `request` in one write.
   /// Handler: void(error_code, std::vector<Reply>) with one reply per command
   /// (server error replies are replies, not errors). Completes through the
-  /// handler's associated executor. Cancellation (any type) closes the
-  /// connection: the outcome of a written command is unknown.
+  /// handler's associated executor. Cancellation (terminal or partial, from
+  /// any thread) completes the handler with operation_aborted at once; the
+  /// request stays in the pipeline (it is sent if it was not yet, and its
+  /// replies are read and dropped), so its outcome is unknown and the
+  /// connection and every other request carry on. Total cancellation is not
+  /// supported: a sent command cannot be taken back.
   template <typename CompletionToken>
   auto async_exec(Request request, CompletionToken&& token) {
     return asio::async_initiate<CompletionToken, void(error_code, std::vector<Reply>)>(
@@ -140,7 +146,8 @@ class Client {
   /// `script` must outlive the operation (scripts are usually static).
   /// Handler: void(error_code, Reply). A server error reply gives the
   /// classified code (errc::wrong_type, errc::no_permission, ...) and the
-  /// error reply itself, whose text says more.
+  /// error reply itself, whose text says more. Cancellation: as async_exec
+  /// (a detached EVALSHA is not retried after NOSCRIPT).
   template <typename CompletionToken>
   auto async_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   CompletionToken&& token) {

@@ -1,0 +1,87 @@
+#include "subscriber.hpp"
+
+#include <leasehold/redis/codec.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace leasehold::redis::detail {
+
+namespace {
+
+void encode(std::string_view verb, const std::set<std::string>& names, std::string& out) {
+  std::vector<std::string_view> argv{verb};
+  argv.insert(argv.end(), names.begin(), names.end());
+  encode_command(out, argv);
+}
+
+}  // namespace
+
+std::size_t Subscriber::append(std::string_view verb, std::set<std::string>& wanted,
+                               const std::vector<std::string>& names, std::string& out) {
+  std::vector<std::string_view> fresh{verb};
+  for (const auto& name : names) {
+    if (wanted.insert(name).second) fresh.push_back(name);
+  }
+  if (fresh.size() == 1) return 0;
+  encode_command(out, fresh);
+  return 1;
+}
+
+std::size_t Subscriber::subscribe(const std::vector<std::string>& channels, std::string& out) {
+  return append("SUBSCRIBE", channels_, channels, out);
+}
+
+std::size_t Subscriber::psubscribe(const std::vector<std::string>& patterns, std::string& out) {
+  return append("PSUBSCRIBE", patterns_, patterns, out);
+}
+
+std::size_t Subscriber::unsubscribe(const std::vector<std::string>& channels, std::string& out) {
+  std::vector<std::string_view> gone{"UNSUBSCRIBE"};
+  for (const auto& c : channels) {
+    if (channels_.erase(c) != 0) gone.push_back(c);
+  }
+  if (gone.size() == 1) return 0;
+  encode_command(out, gone);
+  return 1;
+}
+
+std::size_t Subscriber::resubscribe(std::string& out) {
+  server_subscriptions_ = 0;
+  std::size_t commands = 0;
+  for (auto [verb, wanted] : {std::pair{"SUBSCRIBE", &channels_}, std::pair{"PSUBSCRIBE", &patterns_}}) {
+    if (wanted->empty()) continue;
+    encode(verb, *wanted, out);
+    ++commands;
+  }
+  return commands;
+}
+
+Subscriber::Event Subscriber::on_push(const Reply& reply) {
+  using Kind = Event::Kind;
+  if (reply.is_error()) return {Kind::error_reply, {}, {}, {make_error_code(classify_server_error(reply.str)), reply.str}};
+  if (!reply.is_array() || reply.elements.empty() || !reply.elements[0].is_string()) {
+    return {Kind::protocol_error, {}, {},
+            {make_error_code(errc::protocol_error), fmt::format("unexpected pub/sub reply: {}", reply.debug_string())}};
+  }
+  const std::string& kind = reply.elements[0].str;
+  const std::size_t n = reply.elements.size();
+  const auto arg = [&](std::size_t i) -> std::string_view { return i < n ? std::string_view(reply.elements[i].str) : ""; };
+  if (kind == "message" && n == 3) return {Kind::message, arg(1), arg(2)};
+  if (kind == "pmessage" && n == 4) return {Kind::message, arg(2), arg(3)};  // [pmessage, pattern, channel, payload]
+  const bool channel_kind = kind == "subscribe" || kind == "unsubscribe";
+  if (!channel_kind && kind != "psubscribe" && kind != "punsubscribe") return {};  // "pong": activity only
+  // The server counts this connection's subscriptions in every reply: enough
+  // to tell when all wanted names are confirmed, without a second set.
+  if (n == 3 && reply.elements[2].is_integer()) {
+    server_subscriptions_ = static_cast<std::size_t>(std::max<std::int64_t>(0, reply.elements[2].integer));
+  }
+  const bool confirms = kind == "subscribe" || kind == "psubscribe";
+  const auto& wanted = channel_kind ? channels_ : patterns_;
+  if (confirms && wanted.count(std::string(arg(1))) != 0) return {Kind::subscribed, arg(1)};
+  return {};
+}
+
+}  // namespace leasehold::redis::detail
