@@ -82,7 +82,8 @@ void GroupApplier::begin_term(GroupState& g, TimePoint now) {
   g.leading_since = now;
   g.renew_lag_ns.store(0, std::memory_order_relaxed);
   if (logs(LogLevel::info)) {
-    log(LogLevel::info, fmt::format("elector {}: group \"{}\": elected leader (token {})", id_, g.name, m.token()));
+    log(LogLevel::info,
+        fmt::format("elector {}: group \"{}\": elected leader (token {}): acquired the lease", id_, g.name, m.token()));
   }
   listener_.term_began(g);
 }
