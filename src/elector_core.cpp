@@ -57,7 +57,7 @@ std::pair<GroupState*, bool> ElectorCore::register_group(std::string_view name) 
 
 void ElectorCore::abandon() noexcept {
   lifecycle_.store(Lifecycle::stopped, std::memory_order_release);
-  for (GroupState* g : registry_.snapshot()) g->flag->deadline_ns.store(0, std::memory_order_release);
+  for (GroupState* g : registry_.snapshot()) g->flag->close();
 }
 
 // ---- lifecycle ---------------------------------------------------------------

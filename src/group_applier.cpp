@@ -49,7 +49,7 @@ void GroupApplier::apply(GroupState& g, const Output& out, TimePoint now) {
 }
 
 void GroupApplier::withdraw(GroupState& g, RevokeReason reason, TimePoint now) {
-  if (g.flag->deadline_ns.exchange(0, std::memory_order_acq_rel) != 0) {
+  if (const std::int64_t previous = g.flag->publish(0); previous > 0) {
     audit(g, LeaseAuditEvent::Kind::ended, now, {});
   }
   if (g.in_term) end_term(g, reason, now);
@@ -61,11 +61,11 @@ void GroupApplier::publish(GroupState& g, TimePoint now) {
   const auto deadline = g.machine.deadline();
   const std::int64_t next = deadline ? to_ns(*deadline) : 0;
   const std::int64_t previous = g.flag->deadline_ns.load(std::memory_order_relaxed);
-  if (next == previous) return;
+  if (next == previous || previous == LeaderFlag::closed) return;  // closed: the elector is gone
   using Kind = LeaseAuditEvent::Kind;
   const Kind kind = next == 0 ? Kind::ended : previous == 0 ? Kind::began : Kind::extended;
   if (kind != Kind::ended) audit(g, kind, now, *deadline);
-  g.flag->deadline_ns.store(next, std::memory_order_release);
+  g.flag->publish(next);
   if (g.term) g.term->deadline_ns.store(next, std::memory_order_release);
   if (kind == Kind::ended) audit(g, kind, now, {});
 }

@@ -181,6 +181,48 @@ TEST(Threading, StandaloneDestroyedOnAnotherThreadWhileHandlesAreRead) {
   EXPECT_FALSE(server.admin().get("leader:default").has_value()) << "the destructor stopped gracefully";
 }
 
+// Executor mode on a pool: the destructor closes every group's flag from
+// this thread while a pool thread may be publishing a renewal on the strand.
+// Once the destructor returned, no handle may ever read true again.
+TEST(Threading, HandlesOfAnElectorDestroyedUnderLoadNeverReadTrueAgain) {
+  lh::test::RedisServer server;
+  ThreadPool pool(2);
+  auto options = busy_options();
+  options.ttl = 200ms;  // renewals every ~67 ms on each of the groups
+  for (int i = 0; i < 20; ++i) options.groups.push_back("g" + std::to_string(i));
+  for (int cycle = 0; cycle < 5; ++cycle) {
+    options.instance_id = "cycle-" + std::to_string(cycle);
+    auto e = std::make_unique<lh::Elector>(pool.io.get_executor(), server.options(), options);
+    std::vector<lh::Group> handles;
+    for (const auto& g : options.groups) handles.push_back(e->group(g));
+    e->start();
+    ASSERT_TRUE(wait_for([&] {
+      for (const auto& h : handles) {
+        if (!h.is_leader()) return false;
+      }
+      return true;
+    }, 10s)) << "cycle " << cycle;
+    std::atomic<bool> destroyed{false};
+    std::atomic<int> true_after{0};
+    Readers readers(3, [&](int r) {
+      const bool gone = destroyed.load(std::memory_order_acquire);
+      const bool leading = handles[static_cast<std::size_t>(r) % handles.size()].is_leader();
+      if (gone && leading) true_after.fetch_add(1);
+      return leading;
+    });
+    std::this_thread::sleep_for(100ms);
+    e.reset();
+    destroyed.store(true, std::memory_order_release);
+    std::this_thread::sleep_for(100ms);
+    readers.join();
+    EXPECT_EQ(true_after.load(), 0) << "cycle " << cycle;
+    for (const auto& h : handles) EXPECT_FALSE(h.is_leader()) << "cycle " << cycle << " group " << h.name();
+    // Leases left by the destructor (it does not release) expire; the next
+    // cycle uses another id and groups of its own key prefix.
+    options.key_prefix = "cycle" + std::to_string(cycle + 1) + ":";
+  }
+}
+
 TEST(Threading, ExecutorModeOnAMultiThreadedIoContext) {
   // Everything the elector does is serialized on its strand, whichever pool
   // thread runs it; the API is called from yet other threads.

@@ -1,5 +1,7 @@
 #include "leases.hpp"
 
+#include <leasehold/key_layout.hpp>
+
 #include "connection.hpp"
 #include "exit_code.hpp"
 
@@ -12,7 +14,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr std::string_view token_suffix = ":token";
 
 std::int64_t parse_token(const redis::Reply& reply) {
   std::int64_t value = 0;
@@ -35,13 +36,13 @@ asio::awaitable<std::vector<LeaseInfo>> read_leases(redis::Client& client, std::
                                                     const std::vector<std::string>& groups) {
   std::vector<LeaseInfo> out;
   if (groups.empty()) co_return out;
+  const KeyLayout layout{std::string(prefix)};
   redis::Request request;
   for (const auto& group : groups) {
     LeaseInfo& info = out.emplace_back();
     info.group = group;
-    info.key = std::string(prefix) + group;
-    const std::string token = token_key(info.key);
-    request.push({"GET", info.key}).push({"PTTL", info.key}).push({"GET", token});
+    info.key = layout.lease_key(group);
+    request.push({"GET", info.key}).push({"PTTL", info.key}).push({"GET", layout.token_key(group)});
   }
   const auto replies = co_await exec(client, std::move(request));
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -65,6 +66,7 @@ asio::awaitable<std::vector<LeaseInfo>> read_leases(redis::Client& client, std::
 }
 
 asio::awaitable<std::vector<std::string>> scan_groups(redis::Client& client, std::string_view prefix) {
+  const KeyLayout layout{std::string(prefix)};
   const std::string pattern = escape_glob(prefix) + "*";
   std::vector<std::string> groups;
   std::string cursor = "0";
@@ -79,11 +81,9 @@ asio::awaitable<std::vector<std::string>> scan_groups(redis::Client& client, std
     cursor = reply.elements[0].str;
     for (const redis::Reply& key : reply.elements[1].elements) {
       std::string_view name = key.str;
-      if (!name.starts_with(prefix)) continue;
-      name.remove_prefix(prefix.size());
-      // A fencing counter names its group: it outlives the lease.
-      if (name.ends_with(token_suffix)) name.remove_suffix(token_suffix.size());
-      if (!name.empty()) groups.emplace_back(name);
+      // A fencing counter names its group too: it outlives the lease.
+      if (name.ends_with(KeyLayout::token_suffix)) name.remove_suffix(KeyLayout::token_suffix.size());
+      if (const auto group = layout.group_of_key(name)) groups.emplace_back(*group);
     }
   } while (cursor != "0");
   std::sort(groups.begin(), groups.end());

@@ -3,6 +3,7 @@
 // pipelined round trip for any number of groups, and discovery of the groups
 // under a prefix with SCAN.
 
+#include <leasehold/key_layout.hpp>
 #include <leasehold/redis/client.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -27,11 +28,6 @@ struct LeaseInfo {
   bool held() const noexcept { return holder.has_value(); }
   friend bool operator==(const LeaseInfo&, const LeaseInfo&) = default;
 };
-
-/// The fencing counter's key for a lease key.
-inline std::string token_key(std::string_view lease_key) { return std::string(lease_key) + ":token"; }
-/// The channel the release script publishes on.
-inline std::string release_channel(std::string_view lease_key) { return std::string(lease_key) + ":released"; }
 
 /// Reads the leases of `groups` in one pipelined request, in the given order.
 /// Throws Failure(exit_unavailable) when the request fails; server errors of

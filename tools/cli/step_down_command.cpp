@@ -36,9 +36,10 @@ asio::awaitable<int> run_step_down(const Context& ctx) {
 
   redis::Client client(co_await asio::this_coro::executor, ctx.redis);
   co_await connect(client);
-  const std::string key = ctx.line.prefix + group;
+  const KeyLayout layout{ctx.line.prefix};
+  const std::string key = layout.lease_key(group);
   std::vector<std::string> keys{key};
-  std::vector<std::string> args{*id, release_channel(key)};
+  std::vector<std::string> args{*id, layout.release_channel(group)};
   auto [ec, reply] = co_await client.async_eval(detail::release_script(), std::move(keys), std::move(args),
                                                 asio::as_tuple(asio::use_awaitable));
   if (reply.is_error()) check_reply(reply, "step-down");

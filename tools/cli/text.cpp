@@ -1,5 +1,7 @@
 #include "text.hpp"
 
+#include "quoted.hpp"
+
 #include "exit_code.hpp"
 
 #include <fmt/format.h>
@@ -79,14 +81,6 @@ std::chrono::milliseconds parse_duration(std::string_view flag, std::string_view
   return std::chrono::milliseconds(number * scale);
 }
 
-std::string printable(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) out += fmt::format("\\x{:02x}", byte);
-    else out += c;
-  }
-  return out;
-}
+std::string printable(std::string_view text) { return detail::printable(text); }
 
 }  // namespace leasehold::cli

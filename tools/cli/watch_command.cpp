@@ -104,16 +104,14 @@ class Watch {
 
   void subscribe(const std::vector<std::string>& groups) {
     std::vector<std::string> channels;
-    for (const auto& g : groups) channels.push_back(release_channel(prefix_ + g));
+    for (const auto& g : groups) channels.push_back(KeyLayout(prefix_).release_channel(g));
     if (!channels.empty()) notices_.subscribe(channels);
   }
 
   void on_notice(std::string_view channel, std::string_view id) {
-    constexpr std::string_view suffix = ":released";
-    if (!channel.starts_with(prefix_) || !channel.ends_with(suffix)) return;
-    channel.remove_prefix(prefix_.size());
-    channel.remove_suffix(suffix.size());
-    report(tracker_.notice(channel, id));
+    const auto group = KeyLayout(prefix_).group_of_channel(channel);
+    if (!group) return;
+    report(tracker_.notice(*group, id));
     // Whoever takes over shows up in the next poll: make it now.
     refresh_now_ = true;
     wake_.cancel();
