@@ -33,7 +33,7 @@ class Term {
   /// use for it (it cannot make a detail::TermState).
   explicit Term(std::shared_ptr<detail::TermState> state) : state_(std::move(state)) {}
 
-  /// The group this term leads. Only for a non-empty Term.
+  /// The group this term leads; empty for an empty Term.
   const std::string& group() const noexcept;
   /// The fencing token: strictly greater than every earlier term's token of
   /// this group (as long as Redis keeps its data), a re-claim of this

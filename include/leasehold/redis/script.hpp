@@ -7,7 +7,7 @@
 namespace leasehold::redis {
 
 /// A Lua script with its SHA1 computed once. Usually a static: the Client
-/// and the Elector keep references to scripts, which must outlive them.
+/// keeps references to preloaded scripts and to those of pending calls.
 class Script {
  public:
   /// Takes the Lua source and computes its SHA1.
