@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package that leasehold's build, tests, examples and
-# benchmarks need. Idempotent: installs only what is missing. Uses sudo when
-# not run as root.
+# Installs every Debian 12 package that leasehold's build, tests, examples,
+# benchmarks and API reference (doxygen) need. Idempotent: installs only what
+# is missing. Uses sudo when not run as root.
 set -euo pipefail
 
 packages=(
@@ -10,6 +10,7 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools
   clang libclang-rt-14-dev gnuplot-nox procps
+  doxygen
 )
 
 missing=()

@@ -30,11 +30,13 @@ enum class TimeZone {
 /// "61": value 61 out of range 0-59`.
 class CronError : public std::invalid_argument {
  public:
-  /// Control characters in `message` are escaped as \xNN and it is bounded
+  /// Control characters in `message` are escaped as `\xNN` and it is bounded
   /// in length, so that a hostile expression cannot forge log lines.
   explicit CronError(const std::string& message);
 };
 
+/// A parsed cron expression (the syntax is described at the top of this
+/// header). A value type: copyable, and every const call is thread-safe.
 class CronExpression {
  public:
   /// Parses `text`. Throws CronError for a malformed expression or one that

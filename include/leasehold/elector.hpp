@@ -105,11 +105,16 @@ struct LeaderInfo {
 /// any copy exists, even after the Elector is gone (then never leader).
 class Group {
  public:
+  /// No group: an empty name, never leader.
   Group() = default;
+  /// Made by Elector::group() around the group's published flag; user code
+  /// has no use for it.
   Group(std::string name, std::shared_ptr<const detail::LeaderFlag> flag)
       : name_(std::move(name)), flag_(std::move(flag)) {}
 
+  /// The group's name.
   const std::string& name() const noexcept { return name_; }
+  /// True while this instance leads the group (as Elector::is_leader()).
   /// One atomic load and one steady_clock read; lock-free, allocation-free.
   bool is_leader() const noexcept {
     return flag_ && flag_->leading(std::chrono::steady_clock::now());
@@ -129,7 +134,9 @@ class Elector;
 /// io_context. It never blocks: stop_and_wait() is the one blocking form.
 class StopOperation {
  public:
+  /// Made by Elector::stop(); user code does not make one.
   explicit StopOperation(Elector& elector) : elector_(&elector) {}
+  /// Takes over the stop; `other` no longer starts it when destroyed.
   StopOperation(StopOperation&& other) noexcept : elector_(std::exchange(other.elector_, nullptr)) {}
   StopOperation(const StopOperation&) = delete;
   StopOperation& operator=(const StopOperation&) = delete;
@@ -146,13 +153,23 @@ class StopOperation {
   Elector* elector_;
 };
 
+/// Campaigns for the leadership of election groups, one Redis lease per
+/// group, and tells the process which groups it leads (see the top of this
+/// header for the two modes, thread safety and the asynchronous model).
+/// Neither copyable nor movable.
 class Elector {
  public:
+  /// The type get_executor() returns.
   using executor_type = boost::asio::any_io_executor;
+  /// Callback for on_elected().
   using ElectedHandler = std::function<void(const ElectedEvent&)>;
+  /// Callback for on_revoked().
   using RevokedHandler = std::function<void(const RevokedEvent&)>;
+  /// Callback for on_leader_changed().
   using LeaderChangedHandler = std::function<void(const LeaderChangedEvent&)>;
+  /// Callback for on_error().
   using ErrorHandler = std::function<void(const ErrorEvent&)>;
+  /// Callback for on_lease_audit().
   using AuditHandler = std::function<void(const LeaseAuditEvent&)>;
 
   /// Executor mode: all elector work runs on a strand of `executor`, and
@@ -206,9 +223,17 @@ class Elector {
   /// Set them before start() to see every event; replacing one is
   /// thread-safe and affects events emitted afterwards. An exception from a
   /// callback is logged and dropped.
+  ///
+  /// on_elected() receives each term this instance begins (ElectedEvent).
   void on_elected(ElectedHandler handler);
+  /// Each term of this instance that ends (RevokedEvent). Delivered like
+  /// on_elected().
   void on_revoked(RevokedHandler handler);
+  /// Each change of a group's holder as this instance saw it, another
+  /// instance included (LeaderChangedEvent). Delivered like on_elected().
   void on_leader_changed(LeaderChangedHandler handler);
+  /// Redis and connection errors (ErrorEvent), which the elector also
+  /// retries by itself. Delivered like on_elected().
   void on_error(ErrorHandler handler);
 
   /// Audit hook: called synchronously on the elector's executor each time the
@@ -354,11 +379,16 @@ class Elector {
   std::shared_ptr<detail::ElectorImpl> impl_;
 };
 
+// Defined here, where Elector is complete. Hidden from Doxygen 1.9, which
+// does not match a constrained definition to its declaration and would list
+// it twice.
+/// \cond
 template <typename CompletionToken>
   requires boost::asio::completion_token_for<CompletionToken, void(error_code)>
 auto StopOperation::operator()(CompletionToken&& token) && {
   Elector* e = std::exchange(elector_, nullptr);
   return e->stop(std::forward<CompletionToken>(token));
 }
+/// \endcond
 
 }  // namespace leasehold

@@ -12,6 +12,9 @@
 
 namespace leasehold {
 
+/// How an Elector campaigns: the lease timing, the key prefix, this
+/// instance's id and its groups. Aggregate: set the fields you need with
+/// designated initializers and leave the rest at their defaults.
 struct ElectorOptions {
   /// Lease length: how long a crashed leader blocks its groups at most.
   /// At least 100 ms.
@@ -43,9 +46,11 @@ struct ElectorOptions {
 
   /// The values in effect once defaults are applied.
   std::chrono::milliseconds effective_heartbeat() const { return heartbeat_interval.value_or(ttl / 3); }
+  /// drift_margin, or its default (1% of ttl + 2 ms) when unset.
   std::chrono::milliseconds effective_drift_margin() const {
     return drift_margin.value_or(ttl / 100 + std::chrono::milliseconds(2));
   }
+  /// step_down_hold_off, or its default (retry_interval) when unset.
   std::chrono::milliseconds effective_hold_off() const { return step_down_hold_off.value_or(retry_interval); }
 
   /// Throws std::invalid_argument naming the first bad field.

@@ -13,6 +13,8 @@ namespace leasehold {
 
 using boost::system::error_code;
 
+/// leasehold's error conditions, in category(). An errc converts to an
+/// error_code implicitly, so `ec == errc::stopped` works.
 enum class errc {
   // Connection conditions.
   timeout = 1,          ///< a command or connect attempt outlived its deadline
@@ -39,8 +41,12 @@ enum class errc {
   invalid_argument,     ///< bad input to an operation (for example a bad group name)
 };
 
+/// The category of errc codes; its name is "leasehold" and its messages
+/// describe each value.
 const boost::system::error_category& category() noexcept;
 
+/// An error_code for `e` in category(); found by argument-dependent lookup,
+/// which is what makes errc convert to error_code.
 inline error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};
 }
@@ -51,9 +57,10 @@ errc classify_server_error(std::string_view text) noexcept;
 /// An error_code with the human-readable detail that explains it (the server's
 /// reply text, the failing field). Never contains a password.
 struct Error {
-  error_code code;
-  std::string detail;
+  error_code code;     ///< what went wrong; empty (false) for success
+  std::string detail;  ///< more about it, often the server's reply text; may be empty
 
+  /// True when there is an error (code is set).
   explicit operator bool() const noexcept { return static_cast<bool>(code); }
   /// "<code message>: <detail>" or the code message alone.
   std::string message() const;
@@ -61,5 +68,10 @@ struct Error {
 
 }  // namespace leasehold
 
+// Makes errc an error code enum for Boost.System (see make_error_code).
+// Hidden from Doxygen, which cannot place a specialisation in a namespace it
+// does not document.
+/// \cond
 template <>
 struct boost::system::is_error_code_enum<leasehold::errc> : std::true_type {};
+/// \endcond

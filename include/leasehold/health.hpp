@@ -11,7 +11,10 @@
 
 namespace leasehold {
 
+/// A probe's view of one Elector: facts, thresholds and the verdict that
+/// evaluate() derives from them. A plain value from Elector::health().
 struct Health {
+  /// The unit of every age and lag below.
   using Duration = std::chrono::steady_clock::duration;
 
   // ---- facts --------------------------------------------------------------

@@ -15,13 +15,22 @@
 
 namespace leasehold {
 
+/// Names the Redis keys and channels of each group under one prefix. A value
+/// type: copy it freely; every call is const and thread-safe.
 class KeyLayout {
  public:
+  /// `plain` names keys as prefix + group; `hash_tagged` wraps the group in
+  /// braces (prefix + "{" + group + "}") so that all of a group's keys share
+  /// one Cluster slot.
   enum class Form { plain, hash_tagged };
 
+  /// The layout for keys under `prefix` (ElectorOptions::key_prefix) in the
+  /// given form. Stores its arguments; validation is the elector's job.
   explicit KeyLayout(std::string prefix = "leader:", Form form = Form::plain);
 
+  /// The key prefix, as given.
   const std::string& prefix() const noexcept { return prefix_; }
+  /// The form, as given.
   Form form() const noexcept { return form_; }
 
   /// The lease key: its value is the holder's instance id, with a TTL.
@@ -45,7 +54,9 @@ class KeyLayout {
   /// Suffixes of the sibling keys: a group name ending in one of them could
   /// collide with another group's sibling key, so such names are refused.
   static constexpr std::string_view token_suffix = ":token";
+  /// Suffix of the release channel (see token_suffix).
   static constexpr std::string_view release_suffix = ":released";
+  /// Suffix of the tick record key (see token_suffix).
   static constexpr std::string_view tick_suffix = ":ticks";
 
  private:

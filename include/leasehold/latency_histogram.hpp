@@ -11,6 +11,8 @@
 
 namespace leasehold {
 
+/// Counts latency samples in fixed buckets, with their sum and count, in the
+/// shape a Prometheus histogram exports. A value type; starts empty.
 class LatencyHistogram {
  public:
   /// Inclusive upper bounds of the buckets (Prometheus "le"): a 1-2.5-5 log
@@ -27,6 +29,7 @@ class LatencyHistogram {
   /// bounds.size() finite buckets plus +Inf.
   static constexpr std::size_t bucket_count = bounds.size() + 1;
 
+  /// Adds one sample: its bucket, the sum and the count.
   void record(std::chrono::nanoseconds sample) noexcept {
     std::size_t i = 0;
     while (i < bounds.size() && sample > bounds[i]) ++i;
@@ -35,7 +38,9 @@ class LatencyHistogram {
     ++count_;
   }
 
+  /// Number of samples recorded.
   std::uint64_t count() const noexcept { return count_; }
+  /// Sum of every sample recorded (mean = sum() / count()).
   std::chrono::nanoseconds sum() const noexcept { return sum_; }
   /// Samples in bucket `i` alone: above bounds[i-1] and at most bounds[i];
   /// i == bounds.size() is the +Inf bucket.

@@ -62,20 +62,29 @@ boost::asio::awaitable<void> store_result(boost::asio::awaitable<T> work, std::o
 
 }  // namespace detail
 
+/// A callable that runs `F` only while this instance leads its group; made
+/// by leader_only(), which describes the result types. Copyable and movable
+/// when F is.
 template <typename F>
 class LeaderOnly {
  public:
+  /// Guards `f` with `group` (a handle from `elector`). leader_only() is the
+  /// usual way to make one.
   LeaderOnly(Elector& elector, Group group, F f) : elector_(&elector), group_(std::move(group)), f_(std::move(f)) {}
 
   /// The guarded group.
   const Group& group() const noexcept { return group_; }
 
+  /// Calls f with `args` if this instance leads the group now: bool for a
+  /// void f (whether it ran), std::optional of f's result otherwise (nullopt:
+  /// not leader); for a coroutine f, an awaitable of either (see above).
   template <typename... Args>
     requires std::invocable<F&, Args...>
   auto operator()(Args&&... args) {
     return call(f_, std::forward<Args>(args)...);
   }
 
+  /// The same through a const guard (for an f callable as const).
   template <typename... Args>
     requires std::invocable<const F&, Args...>
   auto operator()(Args&&... args) const {

@@ -12,3 +12,13 @@
 #include <leasehold/run_while_leader.hpp>
 #include <leasehold/scheduler.hpp>
 #include <leasehold/term.hpp>
+
+/// \namespace leasehold
+/// Lease-based leader election on Redis: the Elector and its options, events,
+/// health and metrics, and the helpers that run work on the leader only
+/// (leader_only, run_while_leader, the Scheduler).
+
+/// \namespace leasehold::redis
+/// The small Asio-native Redis client the Elector runs on: one connection with
+/// reconnects, pipelined requests, Lua scripts and pub/sub. hiredis serves as
+/// the RESP codec only.

@@ -11,8 +11,11 @@
 
 namespace leasehold {
 
+/// How much a message matters; the sink receives those at or above the
+/// threshold (set_log_level()). `off` as the threshold silences everything.
 enum class LogLevel { debug = 0, info = 1, warning = 2, error = 3, off = 4 };
 
+/// The level's name in lower case ("debug", "info", "warning", "error", "off").
 std::string_view to_string(LogLevel level) noexcept;
 
 /// Receives every message at or above the threshold; may be called from any
@@ -25,6 +28,7 @@ using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 void set_log_sink(LogSink sink);
 /// Sets the threshold (default LogLevel::warning). Thread-safe.
 void set_log_level(LogLevel level) noexcept;
+/// The current threshold. Thread-safe.
 LogLevel log_level() noexcept;
 
 /// Writes `message` to the sink if `level` passes the threshold. Extensions

@@ -21,7 +21,7 @@ namespace leasehold {
 /// One election group, as this instance saw it. Counters start at zero when
 /// the Elector is constructed and only grow.
 struct GroupMetrics {
-  std::string group;
+  std::string group;                ///< the group's name
   bool leader = false;              ///< is_leader(group) at the snapshot
   std::int64_t token = 0;           ///< fencing token of the current or last term; 0: never led
   std::uint64_t terms_won = 0;      ///< terms begun (fresh acquisitions and re-claims)
@@ -37,6 +37,7 @@ struct GroupMetrics {
   /// is against its schedule; zero when not leader. See Health::heartbeat_lag.
   std::chrono::nanoseconds heartbeat_lag{0};
 
+  /// Terms ended for `reason` (one entry of demotions).
   std::uint64_t demotions_for(RevokeReason reason) const noexcept {
     return demotions[static_cast<std::size_t>(reason)];
   }
@@ -46,13 +47,13 @@ struct GroupMetrics {
 /// script, "subscriber" receives release notices.
 struct ConnectionMetrics {
   std::string name;                 ///< "commands" or "subscriber"
-  bool connected = false;
+  bool connected = false;           ///< the connection was up at the snapshot
   std::uint64_t connects = 0;       ///< successful handshakes
   std::uint64_t reconnects = 0;     ///< successful handshakes after the first
   std::uint64_t disconnects = 0;    ///< established connections that ended
-  std::uint64_t commands_sent = 0;
+  std::uint64_t commands_sent = 0;  ///< commands written, health-check PINGs included
   std::uint64_t timeouts = 0;       ///< commands, writes or health checks that outlived command_timeout
-  std::uint64_t protocol_errors = 0;
+  std::uint64_t protocol_errors = 0;  ///< invalid or unexpected bytes from the server; each resets the connection
   /// Request round trips, from enqueue to reply (commands connection only).
   LatencyHistogram round_trip;
   /// Age of the last non-error reply; nullopt before the first.
@@ -63,8 +64,8 @@ struct ConnectionMetrics {
 struct Metrics {
   std::string instance;             ///< the elector's instance id
   std::vector<GroupMetrics> groups;  ///< every registered group, "default" first
-  ConnectionMetrics commands;
-  ConnectionMetrics subscriber;
+  ConnectionMetrics commands;       ///< the connection that runs the lease scripts
+  ConnectionMetrics subscriber;     ///< the pub/sub connection that hears release notices
 
   /// The group's metrics, or nullptr if it is not registered.
   const GroupMetrics* group(std::string_view name) const noexcept {
@@ -82,6 +83,7 @@ struct Metrics {
 /// electors of one process render into one exposition, each family declared
 /// once. docs/operations.md lists the metrics.
 std::string to_prometheus(std::span<const Metrics> electors);
+/// The same for a single elector's snapshot.
 std::string to_prometheus(const Metrics& elector);
 
 }  // namespace leasehold

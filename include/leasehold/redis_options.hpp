@@ -22,6 +22,9 @@ struct TlsOptions {
   bool verify_peer = true;      ///< never turn off in production
 };
 
+/// Where Redis is (TCP host and port, or a unix socket), how to log in, TLS,
+/// and the connection's timeouts and reconnect backoff. Aggregate: set
+/// fields directly or parse a URL with from_url().
 struct RedisOptions {
   std::string host = "127.0.0.1";  ///< name or address; must not be empty without unix_socket
   std::uint16_t port = 6379;       ///< 1-65535
@@ -29,7 +32,7 @@ struct RedisOptions {
   int database = 0;             ///< SELECTed on connect when not 0; at least 0
   std::string username;         ///< ACL user; empty: the default user
   std::string password;         ///< never printed by to_string(), logs or errors
-  TlsOptions tls;
+  TlsOptions tls;               ///< TLS settings; off unless tls.enabled (or a rediss:// URL)
   /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
   /// ASCII without spaces; empty: skip.
   std::string client_name = "leasehold";

@@ -8,6 +8,7 @@
 
 namespace leasehold {
 
+/// Why a term of leadership ended, as the elector saw it.
 enum class RevokeReason : std::uint8_t {
   renew_refused,    ///< the renew script found the key gone or held by another id
   renew_failed,     ///< the renew command failed (server error, connection error)

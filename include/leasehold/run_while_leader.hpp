@@ -50,6 +50,11 @@ template <typename Task>
 concept LeaderTask = std::same_as<std::invoke_result_t<Task&, Term>, boost::asio::awaitable<void>> ||
                      std::same_as<std::invoke_result_t<Task&>, boost::asio::awaitable<void>>;
 
+/// Runs `task` during every term of `group` on a strand of `executor`, until
+/// the elector stops or the operation is cancelled (see the top of this
+/// header). Handler: void(std::exception_ptr, error_code). Cancellation:
+/// terminal, through the token's slot; the running task is cancelled and
+/// waited for.
 template <LeaderTask Task, typename CompletionToken = boost::asio::deferred_t>
 auto run_while_leader(boost::asio::any_io_executor executor, Elector& elector, std::string_view group, Task task,
                       CompletionToken&& token = {}) {
@@ -68,6 +73,8 @@ auto run_while_leader(boost::asio::any_io_executor executor, Elector& elector, s
                                std::forward<CompletionToken>(token));
 }
 
+/// The same on the executor the elector was built on (in standalone mode, its
+/// I/O thread), never the elector's own strand.
 template <LeaderTask Task, typename CompletionToken = boost::asio::deferred_t>
 auto run_while_leader(Elector& elector, std::string_view group, Task task, CompletionToken&& token = {}) {
   return run_while_leader(detail::work_executor(elector), elector, group, std::move(task),

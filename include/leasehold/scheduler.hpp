@@ -64,10 +64,14 @@ enum class Misfire {
   run_once,  ///< run the most recent one once, if within misfire_grace (needs once_per_tick)
 };
 
+/// How a schedule made by every() or cron() runs its ticks. Aggregate: set
+/// the fields you need with designated initializers.
 struct ScheduleOptions {
   /// Claim each tick in Redis before running it, so that no tick runs twice
   /// across the fleet (one extra script per tick).
   bool once_per_tick = false;
+  /// What a new leader does with ticks missed in a leaderless gap; anything
+  /// but Misfire::skip needs once_per_tick.
   Misfire misfire = Misfire::skip;
   /// How old the missed tick may be for Misfire::run_once.
   std::chrono::milliseconds misfire_grace{std::chrono::minutes(1)};
@@ -92,9 +96,14 @@ struct ScheduleState;
 /// cancel() is called from inside the work, which then finishes normally).
 class Schedule {
  public:
+  /// No schedule: cancel() does nothing and active() is false.
   Schedule() = default;
+  /// Made by every() and cron() around a running schedule; user code has no
+  /// use for it.
   explicit Schedule(std::shared_ptr<detail::ScheduleState> state) : state_(std::move(state)) {}
+  /// Takes over `other`'s schedule; `other` is left empty.
   Schedule(Schedule&&) noexcept = default;
+  /// Cancels this handle's own schedule, then takes over `other`'s.
   Schedule& operator=(Schedule&& other) noexcept {
     if (this != &other) {
       cancel();

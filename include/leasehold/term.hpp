@@ -21,11 +21,19 @@ using TermEndHandler = boost::asio::any_completion_handler<void(error_code, Revo
 void async_wait_term_end(const std::shared_ptr<TermState>& state, TermEndHandler handler);
 }  // namespace detail
 
+/// One term of leadership of one group, as Elector::acquire() hands it out.
+/// Copyable and cheap (copies share one state); a copy stays valid after the
+/// term ended and after the Elector is gone (then never active). A
+/// default-constructed Term holds no term: it is false and never active.
 class Term {
  public:
+  /// An empty Term: no group, not active, false.
   Term() = default;
+  /// Made by the elector around its state of one term; user code has no
+  /// use for it (it cannot make a detail::TermState).
   explicit Term(std::shared_ptr<detail::TermState> state) : state_(std::move(state)) {}
 
+  /// The group this term leads; empty for an empty Term.
   const std::string& group() const noexcept;
   /// The fencing token: strictly greater than every earlier term's token of
   /// this group (as long as Redis keeps its data), a re-claim of this
@@ -39,6 +47,8 @@ class Term {
   /// True while this term lasts: not revoked and before its local deadline.
   /// Lock-free; callable from any thread.
   bool active() const noexcept;
+  /// True for a Term that came from the elector, whether or not it still
+  /// lasts (see active()); false for an empty one.
   explicit operator bool() const noexcept { return static_cast<bool>(state_); }
 
   /// Completes when the term ends, with the reason.

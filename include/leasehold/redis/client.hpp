@@ -44,23 +44,29 @@ namespace leasehold::redis {
 
 namespace asio = boost::asio;
 
+/// What a Client's connection is for: it cannot do both (a subscribed
+/// connection accepts only pub/sub commands).
 enum class Role : std::uint8_t {
   commands,    ///< request/response traffic
   subscriber,  ///< pub/sub: SUBSCRIBE and message delivery
 };
 
+/// Counters of one Client since it was made; they only grow. Read them on
+/// the client's executor (Client::stats()).
 struct ClientStats {
   std::uint64_t connects = 0;         ///< successful handshakes
   std::uint64_t disconnects = 0;      ///< connections that ended
-  std::uint64_t commands_sent = 0;
-  std::uint64_t timeouts = 0;
-  std::uint64_t protocol_errors = 0;
+  std::uint64_t commands_sent = 0;    ///< commands written, health-check PINGs included
+  std::uint64_t timeouts = 0;         ///< replies or writes past command_timeout (each closes the connection)
+  std::uint64_t protocol_errors = 0;  ///< bad or unexpected bytes from the server (each closes the connection)
   /// Round trip of each request, from enqueue to its last reply (a pipelined
   /// request counts once); requests that fail get no sample.
   LatencyHistogram round_trip;
 };
 
+/// The type-erased handler of Client::async_exec (the Client's own plumbing).
 using ExecHandler = asio::any_completion_handler<void(error_code, std::vector<Reply>)>;
+/// The type-erased handler of Client::async_eval (the Client's own plumbing).
 using EvalHandler = asio::any_completion_handler<void(error_code, Reply)>;
 
 namespace detail {
@@ -79,8 +85,13 @@ bool completes_on_client_executor(const Handler& handler) {
 }
 }  // namespace detail
 
+/// One Redis connection, kept up with reconnects, that pipelines requests
+/// and runs scripts (Role::commands) or holds subscriptions
+/// (Role::subscriber). See the top of this header for its guarantees and
+/// threading rules. Neither copyable nor movable.
 class Client {
  public:
+  /// The type get_executor() returns.
   using executor_type = asio::any_io_executor;
   /// Called on the executor each time the connection comes up (error empty)
   /// or goes down (error says why).
@@ -94,12 +105,16 @@ class Client {
   /// permission: NOPERM). The connection stays up.
   using ErrorReplyHandler = std::function<void(const Error& error)>;
 
+  /// A client on `executor` for `options` in the given role. Throws
+  /// std::invalid_argument naming the field for invalid options. Connects
+  /// nothing until start().
   Client(executor_type executor, RedisOptions options, Role role = Role::commands);
   /// Closes the connection; pending requests complete with errc::stopped.
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  /// The executor the client runs on and calls its handlers on.
   executor_type get_executor() const noexcept;
 
   /// Starts connecting (and reconnecting after every failure) until stop().
@@ -107,16 +122,20 @@ class Client {
   /// Closes the connection for good; pending requests fail with errc::stopped.
   void stop();
 
+  /// True while a connection is up and through its handshake.
   bool connected() const noexcept;
   /// Why the last connection attempt or connection failed (never a password).
   const Error& last_error() const noexcept;
+  /// The client's counters; the reference stays valid for the client's life.
   const ClientStats& stats() const noexcept;
   /// When the last non-error reply arrived (any reply, health checks
   /// included), or nullopt before the first. Unlike the rest of the Client,
   /// callable from any thread: it is one atomic load.
   std::optional<std::chrono::steady_clock::time_point> last_reply_at() const noexcept;
+  /// The validated options.
   const RedisOptions& options() const noexcept;
 
+  /// Sets the callback for connection state changes; set it before start() to miss none.
   void on_state(StateHandler handler);
 
   /// Scripts loaded with SCRIPT LOAD on every new connection, so that the
@@ -174,13 +193,18 @@ class Client {
   /// Role::subscriber: channels to be subscribed to now and after every
   /// reconnect.
   void subscribe(const std::vector<std::string>& channels);
+  /// Role::subscriber: stops wanting `channels` (names never subscribed are
+  /// ignored) and sends UNSUBSCRIBE for them if connected.
   void unsubscribe(const std::vector<std::string>& channels);
   /// Role::subscriber: glob patterns (PSUBSCRIBE), now and after every
   /// reconnect; their messages reach on_message with the channel they were
   /// published on, confirmations reach on_subscribed with the pattern.
   void psubscribe(const std::vector<std::string>& patterns);
+  /// Sets the callback for pub/sub messages; set it before start() to miss none.
   void on_message(MessageHandler handler);
+  /// Sets the callback for subscription confirmations; set it before start() to miss none.
   void on_subscribed(SubscribedHandler handler);
+  /// Sets the callback for refused subscriber commands; set it before start() to miss none.
   void on_error_reply(ErrorReplyHandler handler);
   /// Role::subscriber: true once the server confirmed every wanted channel
   /// and pattern on the current connection.

@@ -22,20 +22,28 @@ void encode_command(std::string& out, std::span<const std::string_view> args);
 /// One or more commands to be written together and answered in order.
 class Request {
  public:
+  /// An empty request (push commands into it before sending).
   Request() = default;
+  /// A request of one command, such as `{"GET", key}`.
   Request(std::initializer_list<std::string_view> command) { push(command); }
 
+  /// Appends one command (its name and arguments), encoded at once, so the
+  /// strings need not outlive the call. Returns *this for chaining.
   Request& push(std::initializer_list<std::string_view> command) {
     return push(std::span<const std::string_view>(command.begin(), command.size()));
   }
+  /// The same for a command held in a container.
   Request& push(std::span<const std::string_view> command) {
     encode_command(payload_, command);
     ++commands_;
     return *this;
   }
 
+  /// Number of commands pushed: the number of replies to expect.
   std::size_t commands() const noexcept { return commands_; }
+  /// The encoded bytes of every command, as written to the socket.
   const std::string& payload() const noexcept { return payload_; }
+  /// True when no command was pushed.
   bool empty() const noexcept { return commands_ == 0; }
 
  private:
@@ -57,7 +65,9 @@ class ReplyDecoder {
 
   ReplyDecoder();
   ~ReplyDecoder();
+  /// Takes over the other decoder's buffered bytes and state.
   ReplyDecoder(ReplyDecoder&&) noexcept;
+  /// Takes over the other decoder's buffered bytes and state.
   ReplyDecoder& operator=(ReplyDecoder&&) noexcept;
   ReplyDecoder(const ReplyDecoder&) = delete;
   ReplyDecoder& operator=(const ReplyDecoder&) = delete;

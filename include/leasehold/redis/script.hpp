@@ -6,10 +6,14 @@
 
 namespace leasehold::redis {
 
+/// A Lua script with its SHA1 computed once. Usually a static: the Client
+/// keeps references to preloaded scripts and to those of pending calls.
 class Script {
  public:
+  /// Takes the Lua source and computes its SHA1.
   explicit Script(std::string body);
 
+  /// The Lua source.
   const std::string& body() const noexcept { return body_; }
   /// Lower-case hex SHA1 of the body, as SCRIPT LOAD reports it.
   const std::string& sha1() const noexcept { return sha1_; }

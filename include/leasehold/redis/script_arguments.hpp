@@ -12,8 +12,12 @@ namespace leasehold::redis {
 
 class Script;
 
+/// The encoded keys and arguments of one script call, for
+/// Client::async_eval calls repeated with the same values.
 class ScriptArguments {
  public:
+  /// Encodes `keys` (KEYS in the script) and `args` (ARGV) once; the views
+  /// need not outlive the call.
   ScriptArguments(std::span<const std::string_view> keys, std::span<const std::string_view> args);
 
   /// Appends the whole call to `out`: EVALSHA with the script's SHA1, or
