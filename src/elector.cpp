@@ -356,8 +356,13 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     emit(&Callbacks::leader_changed, LeaderChangedEvent{std::string(g.name), std::string(g.machine.holder())});
   }
 
-  void released(GroupState& g) override {
-    for (auto& h : g.take_step_down_waiters()) complete_later(strand_, std::move(h), error_code{});
+  // A release that was not confirmed still ended the term here, but the key
+  // may stand until it expires: the caller learns why.
+  void released(GroupState& g, bool failed) override {
+    error_code ec;
+    if (failed) ec = g.release_error ? g.release_error : make_error_code(errc::connection_lost);
+    g.release_error = {};
+    for (auto& h : g.take_step_down_waiters()) complete_later(strand_, std::move(h), ec);
   }
 
   void group_error(GroupState& g, const Error& error) override { emit_error(std::string(g.name), error); }

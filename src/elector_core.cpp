@@ -25,6 +25,12 @@ bool is_connection_failure(const error_code& ec) {
          ec == errc::timeout || ec == errc::protocol_error || ec == boost::asio::error::operation_aborted;
 }
 
+// Whether an answer is for the command the group's machine still awaits: a
+// stale one (overtaken by a demotion or a reconnect) counts for nothing.
+bool awaited(const GroupState& g, Command command, std::uint64_t seq) {
+  return g.machine.in_flight() == command && g.machine.in_flight_seq() == seq;
+}
+
 }  // namespace
 
 ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, LeaseTransport& transport,
@@ -222,6 +228,7 @@ void ElectorCore::on_lease_reply(GroupState& g, Command command, std::uint64_t s
 
 void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
                                     TimePoint now) {
+  if (!awaited(g, Command::acquire, seq)) return apply(g, g.machine.on_acquire_reply(now, seq, {}), now);
   std::optional<AcquireReply> parsed;
   if (!ec) {
     parsed = parse_acquire_reply(reply, id_);
@@ -237,6 +244,7 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
 
 void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
                                   TimePoint now) {
+  if (!awaited(g, Command::renew, seq)) return apply(g, g.machine.on_renew_reply(now, seq, false), now);
   std::optional<bool> renewed;
   if (!ec) {
     renewed = parse_renew_reply(reply);
@@ -254,6 +262,7 @@ void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code e
 
 void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
                                     TimePoint now) {
+  if (!awaited(g, Command::release, seq)) return apply(g, g.machine.on_release_reply(now, seq, false), now);
   if (!ec && !is_release_reply(reply)) ec = make_error_code(errc::unexpected_reply);
   if (ec) return fail(g, seq, ec, reply, "release", now);
   recovered(g, "release");
@@ -264,6 +273,7 @@ void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code
 // changes), not on every retry; recovered() logs its end.
 void ElectorCore::fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
                        std::string_view what, TimePoint now) {
+  if (g.machine.in_flight() == Command::release && g.machine.in_flight_seq() == seq) g.release_error = ec;
   if (!is_connection_failure(ec)) {
     g.failing.store(true, std::memory_order_relaxed);
     if (ec != g.last_error) {

@@ -22,8 +22,9 @@ class ElectorListener {
   virtual void term_ended(GroupState& group, std::int64_t token, RevokeReason reason) = 0;
   /// group.machine.holder() changed.
   virtual void leader_changed(GroupState& group) = 0;
-  /// A release (step-down) finished.
-  virtual void released(GroupState& group) = 0;
+  /// A release (step-down) finished; `failed`: it was not confirmed (the
+  /// error is in group.release_error, or the connection was lost).
+  virtual void released(GroupState& group, bool failed) = 0;
   /// A lease command of the group failed with a new error (once per error).
   virtual void group_error(GroupState& group, const Error& error) = 0;
   /// The local view of a lease changed (audit hook).

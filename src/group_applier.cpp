@@ -38,7 +38,7 @@ void GroupApplier::apply(GroupState& g, const Output& out, TimePoint now) {
     }
     listener_.leader_changed(g);
   }
-  if (out.released) listener_.released(g);
+  if (out.released) listener_.released(g, out.release_failed);
   if (out.send != Command::none) commands_.send(g, out.send, out.seq, now);
   // For health(): when the next renewal is due while none is in flight.
   const auto& m = g.machine;

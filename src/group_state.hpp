@@ -68,6 +68,7 @@ struct GroupState {
   TimePoint wake_at{};               // when the wake scheduler wakes this group
   std::size_t wake_slot = unqueued;  // its place in that scheduler's queue
   error_code last_error;        // the last reported error: a repeating one is reported once
+  error_code release_error;     // why the last release failed (for step_down's caller)
   std::int64_t last_token = 0;  // token of this instance's last term
 
   GroupWaiters& waiting() {

@@ -198,7 +198,7 @@ Output LeaseMachine::on_connected(TimePoint now) {
 Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
   Output out;
   // A release that dies with the connection has finished, as in on_failure.
-  if (in_flight_ == Command::release) out.released = true;
+  if (in_flight_ == Command::release) out.released = out.release_failed = true;
   in_flight_ = Command::none;  // every pending command failed with the connection
   switch (state_) {
     case LeaseState::leader:
@@ -342,7 +342,7 @@ Output LeaseMachine::on_failure(TimePoint now, std::uint64_t seq, Failure failur
       next_attempt_ = now + timing_.retry_interval;
       break;
     case Command::release:
-      out.released = true;
+      out.released = out.release_failed = true;
       if (state_ == LeaseState::stopping) {
         state_ = LeaseState::stopped;
         out.stopped = true;

@@ -67,6 +67,7 @@ struct Output {
   std::optional<RevokeReason> revoked;  ///< the term ended
   bool holder_changed = false;    ///< holder() changed
   bool released = false;          ///< a release (step-down or stop) finished
+  bool release_failed = false;    ///< ... without a confirmation: the key may still be there
   bool stopped = false;           ///< the machine reached `stopped`
 };
 

@@ -25,7 +25,10 @@ bool is_release_reply(const redis::Reply& reply) { return reply.is_integer(); }
 error_code parse_leader_info(const std::vector<redis::Reply>& replies, LeaderInfo& info) {
   if (replies.size() != 3) return make_error_code(errc::unexpected_reply);
   for (const auto& reply : replies) {
-    if (reply.is_error()) return make_error_code(classify_server_error(reply.str));
+    if (reply.is_error()) {
+      info.server_error = reply.str;
+      return make_error_code(classify_server_error(reply.str));
+    }
   }
   const redis::Reply& holder = replies[0];
   const redis::Reply& pttl = replies[1];

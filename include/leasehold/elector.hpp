@@ -99,6 +99,7 @@ struct LeaderInfo {
   std::string holder;          ///< empty: nobody holds the lease
   std::chrono::milliseconds remaining{0};  ///< remaining TTL; -1 ms: no TTL set
   std::int64_t token = 0;      ///< the group's fencing counter
+  std::string server_error;    ///< the server's error text when the request got an error reply
 };
 
 /// A cheap handle to one group's local view. Copyable; valid for as long as
@@ -284,11 +285,13 @@ class Elector {
 
   /// Releases `group`'s lease if held (standbys take over at once) and does
   /// not campaign for it during step_down_hold_off; then campaigns again.
-  /// Handler: void(error_code); completes when the release is confirmed or
-  /// has failed (a failed release still ends the term locally; the key then
-  /// expires after ttl), with errc::invalid_argument for a group that was
-  /// never registered, errc::stopped if the elector stops first. Not
-  /// cancellable. Runs on the handler's associated executor.
+  /// Handler: void(error_code); completes when the release is confirmed
+  /// (success), or has failed: then with the failure (a server error, or
+  /// errc::connection_lost / errc::timeout when its outcome is unknown) — the
+  /// term still ended locally, and the key, if it stayed, expires after ttl.
+  /// errc::invalid_argument for a group that was never registered,
+  /// errc::stopped if the elector stops first. Not cancellable. Runs on the
+  /// handler's associated executor.
   template <typename CompletionToken = boost::asio::deferred_t>
   auto step_down(std::string_view group, CompletionToken&& token = {}) {
     return boost::asio::async_initiate<CompletionToken, void(error_code)>(

@@ -57,7 +57,7 @@ class Process final : public detail::LeaseTransport, public detail::ElectorListe
   void term_began(GroupState& g) override;
   void term_ended(GroupState& g, std::int64_t token, RevokeReason reason) override;
   void leader_changed(GroupState&) override {}
-  void released(GroupState&) override {}
+  void released(GroupState&, bool) override {}
   void group_error(GroupState&, const Error&) override {}
   void audit(const LeaseAuditEvent& e) override;
   void arm_timer(TimePoint at) override;
