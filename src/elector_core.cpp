@@ -148,8 +148,13 @@ void ElectorCore::resume(TimePoint now) {
 void ElectorCore::connection_down(TimePoint now, bool timed_out) {
   connected_ = false;
   connect_next_ = connect_end_;
-  // Losing the connection ends every claim at once, whatever the count.
-  for (GroupState* g : begun_) apply(*g, g->machine.on_disconnected(now, timed_out), now);
+  // Losing the connection ends every claim at once, whatever the count. A
+  // release in flight has an unknown outcome: its caller learns why.
+  const error_code why = make_error_code(timed_out ? errc::timeout : errc::connection_lost);
+  for (GroupState* g : begun_) {
+    if (g->machine.in_flight() == Command::release) g->release_error = why;
+    apply(*g, g->machine.on_disconnected(now, timed_out), now);
+  }
 }
 
 void ElectorCore::notices_available(bool available, TimePoint now) {

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <thread>
 
 namespace lh = leasehold;
@@ -99,6 +100,59 @@ TEST(Elector, ReleaseNoticesUseOnePatternPerPrefixWithItsGlobCharactersEscaped) 
     return stepped && l.size() == 1 && l[0] != *first;
   }, 5s)) << "the release notice did not reach the standby";
   EXPECT_EQ(admin.get("app[1]*:default"), fleet.at(fleet.leaders().front()).instance_id());
+}
+
+// A step-down whose release never gets an answer still ends the term here,
+// but its caller learns that the lease may still stand (until it expires).
+TEST(Elector, StepDownWhoseReleaseFailsReportsTheFailure) {
+  lh::test::RedisServer server;
+  lh::test::FaultProxy proxy(server.port());
+  auto redis = proxy.options_for(server.options());
+  redis.command_timeout = 300ms;
+  Fleet fleet(redis);
+  auto options = fast_options("stepping");
+  options.ttl = 10000ms;
+  auto& e = fleet.add(options);
+  ASSERT_TRUE(fleet.wait_single_leader());
+  proxy.blackhole();  // the release goes nowhere, and no answer comes back
+  std::optional<lh::error_code> result;
+  e.step_down("default", [&](lh::error_code ec) { result = ec; });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }, 10s));
+  EXPECT_EQ(*result, lh::errc::timeout) << result->message();
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_EQ(server.admin().get(key()), "stepping") << "the release never reached Redis";
+  proxy.forward();
+}
+
+// The same step-down with Redis answering completes with success.
+TEST(Elector, StepDownWhoseReleaseIsConfirmedSucceeds) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  std::optional<lh::error_code> result;
+  e.step_down("default", [&](lh::error_code ec) { result = ec; });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }, 10s));
+  EXPECT_FALSE(*result) << result->message();
+  EXPECT_FALSE(server.admin().get(key()).has_value());
+}
+
+// leader_of() answering a server error keeps the server's text for the caller.
+TEST(Elector, LeaderOfAServerErrorKeepsTheServerText) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto& e = fleet.add();
+  ASSERT_TRUE(fleet.wait_single_leader());
+  server.admin().call({"HSET", "leader:odd:token", "field", "value"});  // GET on a hash: WRONGTYPE
+  std::optional<lh::error_code> result;
+  lh::LeaderInfo info;
+  e.leader_of("odd", [&](lh::error_code ec, lh::LeaderInfo i) {
+    result = ec;
+    info = std::move(i);
+  });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }));
+  EXPECT_EQ(*result, lh::errc::wrong_type) << result->message();
+  EXPECT_NE(info.server_error.find("WRONGTYPE"), std::string::npos) << info.server_error;
 }
 
 TEST(Elector, KilledLeadersLeaseExpiresAndAStandbyTakesOver) {
