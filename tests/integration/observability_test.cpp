@@ -73,6 +73,28 @@ TEST(Logging, EveryLeadershipChangeIsLoggedOnceWithGroupInstanceAndReason) {
   EXPECT_EQ(log.count({password}), 0u) << "password leaked:\n" << log.dump();
 }
 
+TEST(Logging, TheDefaultKeyPrefixIsWarnedAboutOnceAtStartAndACustomOneIsNot) {
+  LogCapture log(lh::LogLevel::warning);
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add(fast_options("plain"));
+  auto custom = fast_options("billing");
+  custom.key_prefix = "billing:leader:";
+  fleet.add(custom);
+  // Different prefixes, different leases: both lead "default".
+  ASSERT_TRUE(fleet.wait_leading(0));
+  ASSERT_TRUE(fleet.wait_leading(1));
+  lh::test::run_for(fleet.io, 100ms);
+
+  const auto warned = log.matching({"key_prefix is the default"});
+  ASSERT_EQ(warned.size(), 1u) << log.dump();
+  EXPECT_EQ(warned[0].first, lh::LogLevel::warning);
+  for (const char* part : {"elector plain:", "\"leader:\"", "leader:default", "own key_prefix", "billing:leader:"}) {
+    EXPECT_NE(warned[0].second.find(part), std::string::npos) << part << " in: " << warned[0].second;
+  }
+  EXPECT_EQ(log.count({"elector billing:", "key_prefix"}), 0u) << log.dump();
+}
+
 TEST(Logging, StepDownOfAnUnknownGroupFailsAndLogsItsNameEscaped) {
   LogCapture log(lh::LogLevel::warning);
   lh::test::RedisServer server;
