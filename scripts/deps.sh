@@ -10,6 +10,8 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools
   clang libclang-rt-14-dev gnuplot-nox procps
+  # optional: the leasehold::prometheus component, its example and test
+  prometheus-cpp-dev
 )
 
 missing=()
