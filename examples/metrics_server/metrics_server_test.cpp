@@ -4,6 +4,7 @@
 
 #include "../example_test_util.hpp"
 #include "support/http_get.hpp"
+#include "support/io_helpers.hpp"
 #include "support/prometheus_text.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
@@ -20,6 +21,7 @@
 
 namespace prom = leasehold::test::prometheus;
 using leasehold::test::HttpReply;
+using leasehold::test::eventually;
 using leasehold::test::http_get;
 using namespace std::chrono_literals;
 
@@ -30,13 +32,6 @@ std::string read_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-template <typename Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
-  return done();
 }
 
 class MetricsServer {

@@ -9,6 +9,7 @@
 
 #include "support/elector_fixture.hpp"
 #include "support/http_get.hpp"
+#include "support/io_helpers.hpp"
 #include "support/log_capture.hpp"
 #include "support/prometheus_text.hpp"
 #include "support/redis_server.hpp"
@@ -27,6 +28,7 @@
 
 namespace lh = leasehold;
 namespace prom = lh::test::prometheus;
+using lh::test::eventually;
 using lh::test::fast_options;
 using namespace std::chrono_literals;
 
@@ -37,13 +39,6 @@ lh::ElectorOptions options(std::string id) {
   o.key_prefix = "prom-test:leader:";
   o.groups = {"reports"};
   return o;
-}
-
-template <typename Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
-  return done();
 }
 
 /// An Exposer on a free loopback port serving one collectable.
