@@ -1,5 +1,5 @@
-# Installs the library, its headers, a CMake package (leasehold::leasehold)
-# and a pkg-config file; tools/ installs the CLI. tests/consumer/run.sh checks
+# Installs the library, its headers, a CMake package (leasehold::leasehold,
+# and leasehold::prometheus when built) and a pkg-config file; tools/ installs the CLI. tests/consumer/run.sh checks
 # all of it from a clean prefix.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -13,6 +13,18 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/leasehold DESTINATION ${CMAKE_IN
 
 set(LEASEHOLD_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/leasehold)
 install(EXPORT leaseholdTargets NAMESPACE leasehold:: DESTINATION ${LEASEHOLD_CMAKE_DIR})
+# The optional component has its own export set, so that the base package
+# never needs prometheus-cpp; leaseholdConfig.cmake loads it on request
+# (COMPONENTS prometheus).
+if(TARGET leasehold_prometheus)
+  install(TARGETS leasehold_prometheus EXPORT leaseholdPrometheusTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/prometheus/include/leasehold DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT leaseholdPrometheusTargets NAMESPACE leasehold:: DESTINATION ${LEASEHOLD_CMAKE_DIR})
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/leaseholdConfig.cmake.in
   ${PROJECT_BINARY_DIR}/leaseholdConfig.cmake INSTALL_DESTINATION ${LEASEHOLD_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/leaseholdConfigVersion.cmake

@@ -6,9 +6,11 @@
 #include "support/redis_server.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -50,6 +52,27 @@ inline bool wait_for(const std::function<bool()>& done, std::chrono::millisecond
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return true;
+}
+
+/// The port of the process's "listening on 127.0.0.1:PORT" line (the
+/// examples that serve HTTP print it once they accept); throws with the
+/// process's output if it does not appear within `timeout`.
+inline std::uint16_t listening_port(const leasehold::test::Process& p,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  const std::string prefix = "listening on 127.0.0.1:";
+  std::string port;
+  wait_for([&] {
+    for (const auto& l : lines_of(p)) {
+      if (l.rfind(prefix, 0) == 0) port = l.substr(prefix.size());
+    }
+    return !port.empty();
+  }, timeout);
+  if (port.empty()) {
+    std::string out;
+    for (const auto& l : lines_of(p)) out += "  | " + l + "\n";
+    throw std::runtime_error("no \"" + prefix + "PORT\" line:\n" + out);
+  }
+  return static_cast<std::uint16_t>(std::stoi(port));
 }
 
 /// Starts the example binary with `args`, its output in <server dir>/<name>.log.

@@ -11,6 +11,8 @@ packages=(
   redis-server redis-tools
   clang libclang-rt-14-dev gnuplot-nox procps
   doxygen
+  # optional: the leasehold::prometheus component, its example and test
+  prometheus-cpp-dev
 )
 
 missing=()

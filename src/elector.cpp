@@ -261,6 +261,15 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     subscriber_.start();
     core_.start(Clock::now());
     log(LogLevel::info, fmt::format("elector {} started against {}", id(), client_.options().to_string()));
+    // Every elector campaigns for "default": two services that both keep the
+    // default prefix on one Redis would share (and fight over) one lease.
+    if (const auto& prefix = options().key_prefix; prefix == ElectorOptions{}.key_prefix) {
+      log(LogLevel::warning,
+          fmt::format("elector {}: key_prefix is the default {}, so every service on this Redis that keeps it "
+                      "competes for the same leases ({}default); give each service its own key_prefix, e.g. "
+                      "\"billing:leader:\" (docs/configuration.md)",
+                      id(), quoted(prefix), prefix));
+    }
   }
 
   void on_connection(bool up, const Error& error) {

@@ -1,6 +1,8 @@
-// Prometheus text exposition (format 0.0.4) of Elector metrics. Each family
-// is written once, HELP and TYPE first, with the samples of every elector
-// after it: the format requires a family's samples to be contiguous.
+// The families of Elector metrics as data (metric_families), and their
+// Prometheus text exposition (format 0.0.4). The names, help texts, labels and
+// buckets live only here; the prometheus-cpp component converts the same data.
+// Each family is written once, HELP and TYPE first, with the samples of every
+// elector after it: the format requires a family's samples to be contiguous.
 
 #include <leasehold/metrics.hpp>
 
@@ -18,7 +20,130 @@ namespace {
 static_assert(static_cast<std::size_t>(RevokeReason::released_elsewhere) + 1 == revoke_reason_count,
               "revoke_reason_count must cover every RevokeReason");
 
+using Type = MetricFamily::Type;
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+class Builder {
+ public:
+  explicit Builder(std::span<const Metrics> electors) : electors_(electors) {}
+
+  // One family per call; `each` adds the series of one elector.
+  template <typename Each>
+  void family(std::string_view name, Type type, std::string_view help, Each each) {
+    current_ = &out_.emplace_back(MetricFamily{name, type, help, {}});
+    for (const Metrics& m : electors_) {
+      instance_ = &m.instance;
+      each(m);
+    }
+  }
+
+  // A family with one series per group whose value is `value(group)`.
+  template <typename Value>
+  void per_group(std::string_view name, Type type, std::string_view help, Value value) {
+    family(name, type, help, [&](const Metrics& m) {
+      for (const auto& g : m.groups) add(group_labels(g), static_cast<double>(value(g)));
+    });
+  }
+
+  // A family with one series per connection whose value is `value(connection)`.
+  template <typename Value>
+  void per_connection(std::string_view name, Type type, std::string_view help, Value value) {
+    family(name, type, help, [&](const Metrics& m) {
+      for (const auto* c : {&m.commands, &m.subscriber}) add(connection_labels(*c), static_cast<double>(value(*c)));
+    });
+  }
+
+  Labels group_labels(const GroupMetrics& g) const { return {{"group", g.group}, {"instance", *instance_}}; }
+  Labels connection_labels(const ConnectionMetrics& c) const {
+    return {{"connection", c.name}, {"instance", *instance_}};
+  }
+
+  MetricSeries& add(Labels labels, double value = 0) {
+    return current_->series.emplace_back(MetricSeries{std::move(labels), value, {}, 0, 0});
+  }
+
+  std::vector<MetricFamily> take() { return std::move(out_); }
+
+ private:
+  std::span<const Metrics> electors_;
+  const std::string* instance_ = nullptr;
+  MetricFamily* current_ = nullptr;
+  std::vector<MetricFamily> out_;
+};
+
+Labels with(Labels labels, std::string name, std::string value) {
+  labels.emplace_back(std::move(name), std::move(value));
+  return labels;
+}
+
+void group_families(Builder& b) {
+  b.per_group("leasehold_is_leader", Type::gauge, "1 while this instance leads the group (the local is_leader view).",
+              [](const GroupMetrics& g) { return g.leader ? 1 : 0; });
+  b.per_group("leasehold_fencing_token", Type::gauge, "Fencing token of the current or last term this instance led.",
+              [](const GroupMetrics& g) { return g.token; });
+  b.per_group("leasehold_terms_won_total", Type::counter, "Terms this instance began as leader.",
+              [](const GroupMetrics& g) { return g.terms_won; });
+  b.per_group("leasehold_acquire_attempts_total", Type::counter, "Acquire scripts sent.",
+              [](const GroupMetrics& g) { return g.acquire_attempts; });
+  b.per_group("leasehold_acquire_errors_total", Type::counter,
+              "Acquire scripts that failed (error reply, timeout or lost connection).",
+              [](const GroupMetrics& g) { return g.acquire_errors; });
+  b.family("leasehold_renewals_total", Type::counter, "Renew scripts by result: ok extended the lease, failed did not.",
+           [&](const Metrics& m) {
+             for (const auto& g : m.groups) {
+               b.add(with(b.group_labels(g), "result", "ok"), static_cast<double>(g.renewals_ok));
+               b.add(with(b.group_labels(g), "result", "failed"), static_cast<double>(g.renewals_failed));
+             }
+           });
+  b.family("leasehold_demotions_total", Type::counter, "Terms that ended, by reason.", [&](const Metrics& m) {
+    for (const auto& g : m.groups) {
+      for (std::size_t i = 0; i < revoke_reason_count; ++i) {
+        const auto reason = to_string(static_cast<RevokeReason>(i));
+        b.add(with(b.group_labels(g), "reason", std::string(reason)), static_cast<double>(g.demotions[i]));
+      }
+    }
+  });
+  b.per_group("leasehold_leader_seconds_total", Type::counter, "Time this instance led the group, in seconds.",
+              [](const GroupMetrics& g) { return seconds(g.time_as_leader); });
+  b.per_group("leasehold_heartbeat_lag_seconds", Type::gauge,
+              "How late the leader's current renewal is against its schedule; 0 when not leader.",
+              [](const GroupMetrics& g) { return seconds(g.heartbeat_lag); });
+}
+
+void connection_families(Builder& b) {
+  b.per_connection("leasehold_redis_connected", Type::gauge, "1 while the Redis connection is up.",
+                   [](const ConnectionMetrics& c) { return c.connected ? 1 : 0; });
+  b.per_connection("leasehold_redis_reconnects_total", Type::counter, "Successful connections after the first.",
+                   [](const ConnectionMetrics& c) { return c.reconnects; });
+  b.per_connection("leasehold_redis_commands_total", Type::counter, "Commands written to Redis.",
+                   [](const ConnectionMetrics& c) { return c.commands_sent; });
+  b.per_connection("leasehold_redis_timeouts_total", Type::counter,
+                   "Commands, writes or health checks that outlived command_timeout (each resets the connection).",
+                   [](const ConnectionMetrics& c) { return c.timeouts; });
+  b.per_connection("leasehold_redis_protocol_errors_total", Type::counter,
+                   "Invalid or unexpected bytes from the server (each resets the connection).",
+                   [](const ConnectionMetrics& c) { return c.protocol_errors; });
+  // Only the commands connection has request/reply round trips and a
+  // meaningful reply age: the subscriber's traffic is pushed.
+  b.family("leasehold_redis_last_reply_age_seconds", Type::gauge,
+           "Seconds since the last successful reply on the commands connection.", [&](const Metrics& m) {
+             if (m.commands.last_reply_age) {
+               b.add(b.connection_labels(m.commands), seconds(*m.commands.last_reply_age));
+             }
+           });
+  b.family("leasehold_redis_command_duration_seconds", Type::histogram,
+           "Round trip of Redis requests, from enqueue to reply.", [&](const Metrics& m) {
+             const auto& h = m.commands.round_trip;
+             MetricSeries& s = b.add(b.connection_labels(m.commands));
+             for (std::size_t i = 0; i < LatencyHistogram::bounds.size(); ++i) {
+               s.buckets.emplace_back(seconds(LatencyHistogram::bounds[i]), h.cumulative(i));
+             }
+             s.count = h.count();
+             s.sum = seconds(h.sum());
+           });
+}
 
 // Label values escape backslash, double quote and line feed.
 std::string escape(std::string_view value) {
@@ -35,165 +160,56 @@ std::string escape(std::string_view value) {
   return out;
 }
 
-class Writer {
- public:
-  explicit Writer(std::span<const Metrics> electors) : electors_(electors) {}
-
-  // One family per call; `each` writes the samples of one elector.
-  template <typename Each>
-  void family(std::string_view name, std::string_view type, std::string_view help, Each each) {
-    fmt::format_to(std::back_inserter(out_), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-    for (const Metrics& m : electors_) {
-      instance_ = escape(m.instance);
-      each(m);
-    }
+std::string_view type_name(Type type) {
+  switch (type) {
+    case Type::counter: return "counter";
+    case Type::gauge: return "gauge";
+    case Type::histogram: return "histogram";
   }
-
-  template <typename Value>
-  void group_sample(std::string_view name, const GroupMetrics& g, Value value, std::string_view extra = {}) {
-    fmt::format_to(std::back_inserter(out_), "{}{{group=\"{}\",instance=\"{}\"{}}} {}\n", name, escape(g.group),
-                   instance_, extra, value);
-  }
-
-  template <typename Value>
-  void connection_sample(std::string_view name, const ConnectionMetrics& c, Value value,
-                         std::string_view extra = {}) {
-    fmt::format_to(std::back_inserter(out_), "{}{{connection=\"{}\",instance=\"{}\"{}}} {}\n", name,
-                   escape(c.name), instance_, extra, value);
-  }
-
-  std::string take() { return std::move(out_); }
-
- private:
-  std::span<const Metrics> electors_;
-  std::string instance_;
-  std::string out_;
-};
-
-template <typename F>
-void each_group(const Metrics& m, F f) {
-  for (const auto& g : m.groups) f(g);
+  return "untyped";
 }
 
-template <typename F>
-void each_connection(const Metrics& m, F f) {
-  f(m.commands);
-  f(m.subscriber);
-}
-
-void render_groups(Writer& w) {
-  w.family("leasehold_is_leader", "gauge", "1 while this instance leads the group (the local is_leader view).",
-           [&](const Metrics& m) {
-             each_group(m, [&](const GroupMetrics& g) { w.group_sample("leasehold_is_leader", g, g.leader ? 1 : 0); });
-           });
-  w.family("leasehold_fencing_token", "gauge", "Fencing token of the current or last term this instance led.",
-           [&](const Metrics& m) {
-             each_group(m, [&](const GroupMetrics& g) { w.group_sample("leasehold_fencing_token", g, g.token); });
-           });
-  w.family("leasehold_terms_won_total", "counter", "Terms this instance began as leader.", [&](const Metrics& m) {
-    each_group(m, [&](const GroupMetrics& g) { w.group_sample("leasehold_terms_won_total", g, g.terms_won); });
-  });
-  w.family("leasehold_acquire_attempts_total", "counter", "Acquire scripts sent.", [&](const Metrics& m) {
-    each_group(m, [&](const GroupMetrics& g) {
-      w.group_sample("leasehold_acquire_attempts_total", g, g.acquire_attempts);
-    });
-  });
-  w.family("leasehold_acquire_errors_total", "counter",
-           "Acquire scripts that failed (error reply, timeout or lost connection).", [&](const Metrics& m) {
-             each_group(m, [&](const GroupMetrics& g) {
-               w.group_sample("leasehold_acquire_errors_total", g, g.acquire_errors);
-             });
-           });
-  w.family("leasehold_renewals_total", "counter", "Renew scripts by result: ok extended the lease, failed did not.",
-           [&](const Metrics& m) {
-             each_group(m, [&](const GroupMetrics& g) {
-               w.group_sample("leasehold_renewals_total", g, g.renewals_ok, ",result=\"ok\"");
-               w.group_sample("leasehold_renewals_total", g, g.renewals_failed, ",result=\"failed\"");
-             });
-           });
-  w.family("leasehold_demotions_total", "counter", "Terms that ended, by reason.", [&](const Metrics& m) {
-    each_group(m, [&](const GroupMetrics& g) {
-      for (std::size_t i = 0; i < revoke_reason_count; ++i) {
-        const auto reason = to_string(static_cast<RevokeReason>(i));
-        w.group_sample("leasehold_demotions_total", g, g.demotions[i], fmt::format(",reason=\"{}\"", reason));
-      }
-    });
-  });
-  w.family("leasehold_leader_seconds_total", "counter", "Time this instance led the group, in seconds.",
-           [&](const Metrics& m) {
-             each_group(m, [&](const GroupMetrics& g) {
-               w.group_sample("leasehold_leader_seconds_total", g, seconds(g.time_as_leader));
-             });
-           });
-  w.family("leasehold_heartbeat_lag_seconds", "gauge",
-           "How late the leader's current renewal is against its schedule; 0 when not leader.",
-           [&](const Metrics& m) {
-             each_group(m, [&](const GroupMetrics& g) {
-               w.group_sample("leasehold_heartbeat_lag_seconds", g, seconds(g.heartbeat_lag));
-             });
-           });
-}
-
-void render_connections(Writer& w) {
-  w.family("leasehold_redis_connected", "gauge", "1 while the Redis connection is up.", [&](const Metrics& m) {
-    each_connection(m, [&](const ConnectionMetrics& c) {
-      w.connection_sample("leasehold_redis_connected", c, c.connected ? 1 : 0);
-    });
-  });
-  w.family("leasehold_redis_reconnects_total", "counter", "Successful connections after the first.",
-           [&](const Metrics& m) {
-             each_connection(m, [&](const ConnectionMetrics& c) {
-               w.connection_sample("leasehold_redis_reconnects_total", c, c.reconnects);
-             });
-           });
-  w.family("leasehold_redis_commands_total", "counter", "Commands written to Redis.", [&](const Metrics& m) {
-    each_connection(m, [&](const ConnectionMetrics& c) {
-      w.connection_sample("leasehold_redis_commands_total", c, c.commands_sent);
-    });
-  });
-  w.family("leasehold_redis_timeouts_total", "counter",
-           "Commands, writes or health checks that outlived command_timeout (each resets the connection).",
-           [&](const Metrics& m) {
-             each_connection(m, [&](const ConnectionMetrics& c) {
-               w.connection_sample("leasehold_redis_timeouts_total", c, c.timeouts);
-             });
-           });
-  w.family("leasehold_redis_protocol_errors_total", "counter",
-           "Invalid or unexpected bytes from the server (each resets the connection).", [&](const Metrics& m) {
-             each_connection(m, [&](const ConnectionMetrics& c) {
-               w.connection_sample("leasehold_redis_protocol_errors_total", c, c.protocol_errors);
-             });
-           });
-  // Only the commands connection has request/reply round trips and a
-  // meaningful reply age: the subscriber's traffic is pushed.
-  w.family("leasehold_redis_last_reply_age_seconds", "gauge",
-           "Seconds since the last successful reply on the commands connection.", [&](const Metrics& m) {
-             if (m.commands.last_reply_age) {
-               w.connection_sample("leasehold_redis_last_reply_age_seconds", m.commands,
-                                   seconds(*m.commands.last_reply_age));
-             }
-           });
-  w.family("leasehold_redis_command_duration_seconds", "histogram",
-           "Round trip of Redis requests, from enqueue to reply.", [&](const Metrics& m) {
-             const auto& c = m.commands;
-             const auto& h = c.round_trip;
-             for (std::size_t i = 0; i < LatencyHistogram::bounds.size(); ++i) {
-               w.connection_sample("leasehold_redis_command_duration_seconds_bucket", c, h.cumulative(i),
-                                   fmt::format(",le=\"{}\"", seconds(LatencyHistogram::bounds[i])));
-             }
-             w.connection_sample("leasehold_redis_command_duration_seconds_bucket", c, h.count(), ",le=\"+Inf\"");
-             w.connection_sample("leasehold_redis_command_duration_seconds_sum", c, seconds(h.sum()));
-             w.connection_sample("leasehold_redis_command_duration_seconds_count", c, h.count());
-           });
+// name{labels[,extra]} value
+template <typename Value>
+void write_sample(std::string& out, std::string_view name, const Labels& labels, Value value,
+                  std::string_view extra = {}) {
+  out += name;
+  out += '{';
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    fmt::format_to(std::back_inserter(out), "{}{}=\"{}\"", i == 0 ? "" : ",", labels[i].first,
+                   escape(labels[i].second));
+  }
+  fmt::format_to(std::back_inserter(out), "{}}} {}\n", extra, value);
 }
 
 }  // namespace
 
+std::vector<MetricFamily> metric_families(std::span<const Metrics> electors) {
+  Builder b(electors);
+  group_families(b);
+  connection_families(b);
+  return b.take();
+}
+
 std::string to_prometheus(std::span<const Metrics> electors) {
-  Writer w(electors);
-  render_groups(w);
-  render_connections(w);
-  return w.take();
+  std::string out;
+  for (const MetricFamily& f : metric_families(electors)) {
+    fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name, type_name(f.type));
+    for (const MetricSeries& s : f.series) {
+      if (f.type != Type::histogram) {
+        write_sample(out, f.name, s.labels, s.value);
+        continue;
+      }
+      const std::string bucket = fmt::format("{}_bucket", f.name);
+      for (const auto& [bound, cumulative] : s.buckets) {
+        write_sample(out, bucket, s.labels, cumulative, fmt::format(",le=\"{}\"", bound));
+      }
+      write_sample(out, bucket, s.labels, s.count, ",le=\"+Inf\"");
+      write_sample(out, fmt::format("{}_sum", f.name), s.labels, s.sum);
+      write_sample(out, fmt::format("{}_count", f.name), s.labels, s.count);
+    }
+  }
+  return out;
 }
 
 std::string to_prometheus(const Metrics& elector) { return to_prometheus(std::span<const Metrics>(&elector, 1)); }

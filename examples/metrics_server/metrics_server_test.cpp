@@ -2,23 +2,13 @@
 // scrapes /metrics over HTTP and parses it strictly, and checks the health
 // probes through an outage and a graceful SIGTERM.
 
+#include "../example_test_util.hpp"
+#include "support/http_get.hpp"
+#include "support/io_helpers.hpp"
 #include "support/prometheus_text.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/field.hpp>
-#include <boost/beast/http/message.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/verb.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include <gtest/gtest.h>
 
@@ -26,47 +16,16 @@
 
 #include <csignal>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 namespace prom = leasehold::test::prometheus;
+using leasehold::test::HttpReply;
+using leasehold::test::eventually;
+using leasehold::test::http_get;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct HttpReply {
-  unsigned status = 0;  ///< 0: no answer
-  std::string content_type;
-  std::string body;
-};
-
-HttpReply get(std::uint16_t port, const std::string& target) {
-  asio::io_context io;
-  HttpReply out;
-  auto fetch = [&]() -> asio::awaitable<void> {
-    beast::tcp_stream stream(io);
-    stream.expires_after(5s);  // bounds every step below
-    co_await stream.async_connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port),
-                                  asio::use_awaitable);
-    http::request<http::empty_body> request{http::verb::get, target, 11};
-    request.set(http::field::host, "127.0.0.1");
-    request.keep_alive(false);
-    co_await http::async_write(stream, request, asio::use_awaitable);
-    beast::flat_buffer buffer;
-    http::response<http::string_body> response;
-    co_await http::async_read(stream, buffer, response, asio::use_awaitable);
-    out.status = response.result_int();
-    out.content_type = std::string(response[http::field::content_type]);
-    out.body = response.body();
-  };
-  asio::co_spawn(io, fetch(), [](const std::exception_ptr&) {});
-  io.run();
-  return out;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -75,28 +34,14 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-template <typename Predicate>
-bool eventually(Predicate done, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
-  return done();
-}
-
 class MetricsServer {
  public:
   explicit MetricsServer(const leasehold::test::RedisServer& redis)
       : log_(redis.dir() + "/metrics_server.log"),
         process_({EXAMPLE_BINARY, "--url", redis.url(), "--listen", "127.0.0.1:0", "--id", "scrape-me",
                   "--ttl", "1500", "--group", "reports"},
-                 log_) {
-    const std::regex listening(R"(listening on 127\.0\.0\.1:(\d+))");
-    std::smatch m;
-    std::string text;
-    if (!eventually([&] { return std::regex_search(text = read_file(log_), m, listening); }, 10s)) {
-      throw std::runtime_error("the metrics server did not start:\n" + read_file(log_));
-    }
-    port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
-  }
+                 log_),
+        port_(example_test::listening_port(process_)) {}
 
   std::uint16_t port() const { return port_; }
   leasehold::test::Process& process() { return process_; }
@@ -120,7 +65,7 @@ TEST(MetricsServer, ServesAStrictExpositionAndHealthProbesAndReleasesOnSigterm) 
   HttpReply scrape;
   prom::Exposition exposition;
   const bool leads = eventually([&] {
-    scrape = get(server.port(), "/metrics");
+    scrape = http_get(server.port(), "/metrics");
     if (scrape.status != 200) return false;
     exposition = prom::parse(scrape.body);  // throws, failing the test, on any violation
     return exposition.value("leasehold_is_leader", {{"group", "default"}}) == 1.0 &&
@@ -162,29 +107,29 @@ TEST(MetricsServer, ServesAStrictExpositionAndHealthProbesAndReleasesOnSigterm) 
 
   // Renewals show up in a later scrape (heartbeat 500 ms).
   EXPECT_TRUE(eventually([&] {
-    const auto again = prom::parse(get(server.port(), "/metrics").body);
+    const auto again = prom::parse(http_get(server.port(), "/metrics").body);
     return again.value("leasehold_renewals_total", {{"group", "default"}, {"result", "ok"}}) >= 1.0;
   }, 5s));
 
-  auto live = get(server.port(), "/health/live");
+  auto live = http_get(server.port(), "/health/live");
   EXPECT_EQ(live.status, 200u) << live.body;
   EXPECT_EQ(live.body, "live\n");
-  auto ready = get(server.port(), "/health/ready");
+  auto ready = http_get(server.port(), "/health/ready");
   EXPECT_EQ(ready.status, 200u) << ready.body;
-  EXPECT_EQ(get(server.port(), "/nothing-here").status, 404u);
+  EXPECT_EQ(http_get(server.port(), "/nothing-here").status, 404u);
 
   // Redis stops answering: not ready (with the reason), still live, metrics
   // still served.
   redis.pause();
-  EXPECT_TRUE(eventually([&] { return (ready = get(server.port(), "/health/ready")).status == 503; }, 5s))
+  EXPECT_TRUE(eventually([&] { return (ready = http_get(server.port(), "/health/ready")).status == 503; }, 5s))
       << ready.status << " " << ready.body;
   EXPECT_TRUE(ready.body.starts_with("not ready: ")) << ready.body;
-  EXPECT_EQ(get(server.port(), "/health/live").status, 200u);
-  EXPECT_EQ(get(server.port(), "/metrics").status, 200u);
+  EXPECT_EQ(http_get(server.port(), "/health/live").status, 200u);
+  EXPECT_EQ(http_get(server.port(), "/metrics").status, 200u);
   redis.resume();
-  EXPECT_TRUE(eventually([&] { return get(server.port(), "/health/ready").status == 200; }, 5s));
+  EXPECT_TRUE(eventually([&] { return http_get(server.port(), "/health/ready").status == 200; }, 5s));
   ASSERT_TRUE(eventually([&] {
-    const auto e = prom::parse(get(server.port(), "/metrics").body);
+    const auto e = prom::parse(http_get(server.port(), "/metrics").body);
     return e.value("leasehold_is_leader", {{"group", "default"}}) == 1.0;
   }, 5s));
 

@@ -28,6 +28,9 @@ struct ElectorOptions {
   /// Key namespace: a group's lease key is key_prefix + group, its fencing
   /// counter key_prefix + group + ":token", its release channel
   /// key_prefix + group + ":released". 1 to 100 bytes, no control characters.
+  /// Give each service its own (e.g. "billing:leader:"): every elector
+  /// campaigns for "default", so two services that keep this default on one
+  /// Redis compete for one lease (start() logs a warning).
   std::string key_prefix = "leader:";
   /// This instance's identity, stored as the lease value; must be unique
   /// among live processes. Default (empty): unique per process (host name,

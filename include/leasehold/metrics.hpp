@@ -14,6 +14,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace leasehold {
@@ -75,6 +77,36 @@ struct Metrics {
     return nullptr;
   }
 };
+
+/// One labelled series of a family: a counter or gauge value, or a histogram.
+struct MetricSeries {
+  /// Label pairs in exposition order: `group` or `connection`, `instance`,
+  /// then the family's own (`result`, `reason`).
+  std::vector<std::pair<std::string, std::string>> labels;
+  double value = 0;  ///< counters and gauges
+  /// Histograms only: (upper bound in seconds, cumulative count) for each of
+  /// LatencyHistogram::bounds; the +Inf bucket is `count`.
+  std::vector<std::pair<double, std::uint64_t>> buckets;
+  std::uint64_t count = 0;  ///< histograms only
+  double sum = 0;           ///< histograms only, in seconds
+};
+
+/// One metric family, independent of any metrics library: name, type, help
+/// text and the series of every elector. to_prometheus() renders these as
+/// text and the optional leasehold::prometheus component hands them to
+/// prometheus-cpp, so both expositions carry the same names, help texts,
+/// labels and buckets. A bridge to another metrics system can use them too.
+struct MetricFamily {
+  enum class Type { counter, gauge, histogram };
+  std::string_view name;  ///< static storage
+  Type type = Type::gauge;
+  std::string_view help;  ///< static storage
+  std::vector<MetricSeries> series;
+};
+
+/// Every family, in exposition order, each once with the series of every
+/// elector (a family is listed even when it has no series).
+std::vector<MetricFamily> metric_families(std::span<const Metrics> electors);
 
 /// Renders snapshots in the Prometheus text exposition format 0.0.4 (serve
 /// it with Content-Type "text/plain; version=0.0.4"). Every metric is named

@@ -7,7 +7,9 @@
 #   2. as a CMake project that add_subdirectory()s the leasehold source tree;
 #   3. as one file compiled with `pkg-config --cflags --libs leasehold`;
 # and runs each against a private redis-server on a free loopback port (each
-# must lead and stop cleanly), plus the installed `leasehold` CLI.
+# must lead and stop cleanly), plus the installed `leasehold` CLI. When the
+# build has the prometheus component, 1 and 2 also build and run
+# prometheus_app.cpp with find_package(leasehold ... COMPONENTS prometheus).
 #
 #   tests/consumer/run.sh [BUILD_DIR]
 #
@@ -41,7 +43,10 @@ if [ -n "$build" ]; then
   [ -f "$build/CMakeCache.txt" ] || fail "$build is not a CMake build directory"
   build=$(cd "$build" && pwd)
   targets=leasehold
-  if cmake --build "$build" --target help | grep -q '^leasehold_cli:'; then targets="leasehold leasehold_cli"; fi
+  help=$(cmake --build "$build" --target help)
+  for t in leasehold_cli leasehold_prometheus; do
+    if grep -q "^$t:" <<<"$help"; then targets="$targets $t"; fi
+  done
   step "building $targets in $build"
   # shellcheck disable=SC2086
   cmake --build "$build" -j "$jobs" --target $targets
@@ -66,11 +71,18 @@ for f in "$prefix/include/leasehold/leasehold.hpp" "$prefix/include/leasehold/re
   [ -e "$f" ] || fail "missing after install: ${f#"$prefix"/}"
 done
 ls "$libdir"/libleasehold.* >/dev/null 2>&1 || fail "no libleasehold in ${libdir#"$prefix"/}"
+# The optional component is installed when prometheus-cpp was found at build time.
+prometheus=OFF
+if [ -e "$libdir/cmake/leasehold/leaseholdPrometheusTargets.cmake" ]; then
+  prometheus=ON
+  [ -e "$prefix/include/leasehold/prometheus/elector_collectable.hpp" ] \
+    || fail "missing after install: include/leasehold/prometheus/elector_collectable.hpp"
+fi
 
-step "consumer 1/3: find_package(leasehold CONFIG REQUIRED)"
+step "consumer 1/3: find_package(leasehold CONFIG REQUIRED) (component prometheus: $prometheus)"
 # Only the temporary prefix is searched: no package registry, no system copy.
 cmake -S "$root/tests/consumer" -B "$work/package" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DLEASEHOLD_CONSUMER_MODE=package -DCMAKE_PREFIX_PATH="$prefix" \
+  -DLEASEHOLD_CONSUMER_MODE=package -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF >"$work/package.log" \
   || { cat "$work/package.log"; fail "configuring the package consumer"; }
 grep -q "leasehold 0*[0-9].* from $libdir/cmake/leasehold" "$work/package.log" \
@@ -79,8 +91,12 @@ cmake --build "$work/package" -j "$jobs"
 
 step "consumer 2/3: add_subdirectory(leasehold source tree)"
 cmake -S "$root/tests/consumer" -B "$work/subdirectory" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DLEASEHOLD_CONSUMER_MODE=subdirectory -DLEASEHOLD_SOURCE_DIR="$root" >/dev/null
-cmake --build "$work/subdirectory" -j "$jobs" --target app
+  -DLEASEHOLD_CONSUMER_MODE=subdirectory -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus \
+  -DLEASEHOLD_SOURCE_DIR="$root" >/dev/null
+subdirectory_targets=app
+[ "$prometheus" = ON ] && subdirectory_targets="app prometheus_app"
+# shellcheck disable=SC2086
+cmake --build "$work/subdirectory" -j "$jobs" --target $subdirectory_targets
 
 step "consumer 3/3: pkg-config --cflags --libs leasehold"
 export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -112,7 +128,9 @@ for attempt in 1 2 3 4 5; do
 done
 url="redis://127.0.0.1:$port"
 
-for app in "$work/package/app" "$work/subdirectory/app" "$work/app-pkgconfig"; do
+apps=("$work/package/app" "$work/subdirectory/app" "$work/app-pkgconfig")
+[ "$prometheus" = ON ] && apps+=("$work/package/prometheus_app" "$work/subdirectory/prometheus_app")
+for app in "${apps[@]}"; do
   step "running ${app#"$work"/} against $url"
   timeout 60 "$app" "$url" || fail "${app#"$work"/} exited with $?"
 done

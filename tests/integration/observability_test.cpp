@@ -4,6 +4,7 @@
 #include <leasehold/leasehold.hpp>
 
 #include "support/elector_fixture.hpp"
+#include "support/log_capture.hpp"
 #include "support/prometheus_text.hpp"
 #include "support/redis_server.hpp"
 
@@ -17,6 +18,7 @@
 
 namespace lh = leasehold;
 using lh::test::Fleet;
+using lh::test::LogCapture;
 using lh::test::fast_options;
 using lh::test::run_until;
 using namespace std::chrono_literals;
@@ -24,46 +26,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr const char* password = "Pw-0f-the-test-8341";
-
-/// Captures leasehold's log for one test; restores the stderr default after.
-class LogCapture {
- public:
-  explicit LogCapture(lh::LogLevel level) {
-    lh::set_log_level(level);
-    lh::set_log_sink([this](lh::LogLevel l, std::string_view message) {
-      std::lock_guard lock(mutex_);
-      lines_.emplace_back(l, std::string(message));
-    });
-  }
-  ~LogCapture() {
-    lh::set_log_sink(nullptr);
-    lh::set_log_level(lh::LogLevel::warning);
-  }
-
-  /// Lines containing every needle.
-  std::vector<std::pair<lh::LogLevel, std::string>> matching(std::initializer_list<std::string_view> needles) const {
-    std::lock_guard lock(mutex_);
-    std::vector<std::pair<lh::LogLevel, std::string>> out;
-    for (const auto& line : lines_) {
-      bool all = true;
-      for (auto n : needles) all = all && line.second.find(n) != std::string::npos;
-      if (all) out.push_back(line);
-    }
-    return out;
-  }
-  std::size_t count(std::initializer_list<std::string_view> needles) const { return matching(needles).size(); }
-
-  std::string dump() const {
-    std::lock_guard lock(mutex_);
-    std::string out;
-    for (const auto& [level, text] : lines_) out += std::string(lh::to_string(level)) + ": " + text + "\n";
-    return out;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<std::pair<lh::LogLevel, std::string>> lines_;
-};
 
 lh::test::RedisServerOptions with_password() {
   lh::test::RedisServerOptions o;
@@ -109,6 +71,28 @@ TEST(Logging, EveryLeadershipChangeIsLoggedOnceWithGroupInstanceAndReason) {
   EXPECT_EQ(log.count({"elector " + standby + ":", in_default, "elected leader"}), 1u) << log.dump();
   EXPECT_GE(log.count({"elector " + standby + ":", in_default, "leader is now " + leader}), 1u) << log.dump();
   EXPECT_EQ(log.count({password}), 0u) << "password leaked:\n" << log.dump();
+}
+
+TEST(Logging, TheDefaultKeyPrefixIsWarnedAboutOnceAtStartAndACustomOneIsNot) {
+  LogCapture log(lh::LogLevel::warning);
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add(fast_options("plain"));
+  auto custom = fast_options("billing");
+  custom.key_prefix = "billing:leader:";
+  fleet.add(custom);
+  // Different prefixes, different leases: both lead "default".
+  ASSERT_TRUE(fleet.wait_leading(0));
+  ASSERT_TRUE(fleet.wait_leading(1));
+  lh::test::run_for(fleet.io, 100ms);
+
+  const auto warned = log.matching({"key_prefix is the default"});
+  ASSERT_EQ(warned.size(), 1u) << log.dump();
+  EXPECT_EQ(warned[0].first, lh::LogLevel::warning);
+  for (const char* part : {"elector plain:", "\"leader:\"", "leader:default", "own key_prefix", "billing:leader:"}) {
+    EXPECT_NE(warned[0].second.find(part), std::string::npos) << part << " in: " << warned[0].second;
+  }
+  EXPECT_EQ(log.count({"elector billing:", "key_prefix"}), 0u) << log.dump();
 }
 
 TEST(Logging, StepDownOfAnUnknownGroupFailsAndLogsItsNameEscaped) {

@@ -1,6 +1,6 @@
 #pragma once
-// Driving an io_context from a test: run until a condition holds or a bound
-// passes, so that no test can hang.
+// Driving an io_context from a test, or waiting for threads: run or poll
+// until a condition holds or a bound passes, so that no test can hang.
 
 #include <boost/asio/io_context.hpp>
 
@@ -29,6 +29,18 @@ bool run_until(boost::asio::io_context& io, Predicate done,
 inline void run_for(boost::asio::io_context& io, std::chrono::milliseconds duration) {
   const auto deadline = std::chrono::steady_clock::now() + duration;
   while (std::chrono::steady_clock::now() < deadline) step(io);
+}
+
+/// Polls `done()` every 10 ms from this thread (for electors and servers that
+/// run on threads of their own) until it is true or `timeout` passes.
+/// Returns done().
+template <typename Predicate>
+bool eventually(Predicate done, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
 }
 
 }  // namespace leasehold::test

@@ -86,7 +86,9 @@ inline bool is_label_name(std::string_view s) {
 inline std::optional<double> parse_value(std::string_view s) {
   if (s == "+Inf") return HUGE_VAL;
   if (s == "-Inf") return -HUGE_VAL;
-  if (s == "NaN") return NAN;
+  // Prometheus reads NaN in any case; prometheus-cpp's exposer writes "Nan"
+  // (its own summaries before the first observation).
+  if (s.size() == 3 && (s[0] | 0x20) == 'n' && (s[1] | 0x20) == 'a' && (s[2] | 0x20) == 'n') return NAN;
   if (s.empty()) return std::nullopt;
   const std::string copy(s);
   char* end = nullptr;
