@@ -97,11 +97,12 @@ struct MetricSeries {
 /// prometheus-cpp, so both expositions carry the same names, help texts,
 /// labels and buckets. A bridge to another metrics system can use them too.
 struct MetricFamily {
+  /// The Prometheus metric type of the family.
   enum class Type { counter, gauge, histogram };
   std::string_view name;  ///< static storage
-  Type type = Type::gauge;
+  Type type = Type::gauge;  ///< how the series' values are to be read
   std::string_view help;  ///< static storage
-  std::vector<MetricSeries> series;
+  std::vector<MetricSeries> series;  ///< every series of every elector, in exposition order
 };
 
 /// Every family, in exposition order, each once with the series of every
