@@ -1,8 +1,8 @@
 #pragma once
 // The elector's timer queue: every group at most once, ordered by when it
 // wants to wake. An indexed binary heap, so that moving a group's wake (each
-// reply does) updates its one entry instead of adding another: with 10,000
-// groups, stale entries were a few hundred bytes per group.
+// reply does) updates its one entry instead of adding another (stale
+// entries cost memory per group; see docs/performance.md).
 
 #include <cstddef>
 #include <limits>
