@@ -669,30 +669,38 @@ TEST_F(LeaseMachineTest, ReleaseNoticeNamingThisInstanceWhileLeaderDemotesAndHol
 // notice of its own release arrives (the notice travels on the subscriber
 // connection): that late notice must not end the new term, while a later
 // notice naming it (an operator's release) still does.
-TEST(LeaseMachineNoHoldOff, OwnReleaseNoticeArrivingAfterTheReacquireDoesNotRevoke) {
-  constexpr LeaseTiming no_hold_off{kTtl, kHeartbeat, kRetry, kDrift, Duration::zero()};
-  LeaseMachine m{no_hold_off, "me"};
+class LeaseMachineNoHoldOff : public ::testing::Test {
+ protected:
+  static constexpr LeaseTiming kNoHoldOff{kTtl, kHeartbeat, kRetry, kDrift, Duration::zero()};
+  LeaseMachine m{kNoHoldOff, "me"};
   TimePoint now = kT0;
-  m.start(now);
-  m.on_notices_available(now, true);
-  Output out = m.on_connected(now);
-  ASSERT_EQ(out.send, Command::acquire);
-  out = m.on_acquire_reply(now, out.seq, AcquireReply{true, "me", 5000, 1});
-  ASSERT_TRUE(m.is_leader());
-  out = m.step_down(now);
-  ASSERT_EQ(out.send, Command::release);
-  out = m.on_release_reply(now, out.seq, true);
-  ASSERT_TRUE(out.released);
-  if (out.send != Command::acquire) out = m.on_timer(now);  // the hold-off is over at once
-  ASSERT_EQ(out.send, Command::acquire);
-  now += 1ms;
-  out = m.on_acquire_reply(now, out.seq, AcquireReply{true, "me", 5000, 2});
-  ASSERT_TRUE(out.elected);
 
-  out = m.on_release_notice(now, "me");  // our own release's notice, late
+  // Leads with token 1, steps down (the release deleting the key or not) and
+  // leads again with token 2 at once.
+  void step_down_and_lead_again(bool release_deleted) {
+    m.start(now);
+    m.on_notices_available(now, true);
+    Output out = m.on_connected(now);
+    ASSERT_EQ(out.send, Command::acquire);
+    out = m.on_acquire_reply(now, out.seq, AcquireReply{true, "me", 5000, 1});
+    ASSERT_TRUE(m.is_leader());
+    out = m.step_down(now);
+    ASSERT_EQ(out.send, Command::release);
+    out = m.on_release_reply(now, out.seq, release_deleted);
+    ASSERT_TRUE(out.released);
+    if (out.send != Command::acquire) out = m.on_timer(now);  // the hold-off is over at once
+    ASSERT_EQ(out.send, Command::acquire);
+    now += 1ms;
+    out = m.on_acquire_reply(now, out.seq, AcquireReply{true, "me", 5000, 2});
+    ASSERT_TRUE(out.elected);
+  }
+};
+
+TEST_F(LeaseMachineNoHoldOff, OwnReleaseNoticeArrivingAfterTheReacquireDoesNotRevoke) {
+  step_down_and_lead_again(true);
+  Output out = m.on_release_notice(now, "me");  // our own release's notice, late
   EXPECT_FALSE(out.revoked.has_value());
   EXPECT_TRUE(m.is_leader());
-
   out = m.on_release_notice(now, "me");  // a release nobody here made
   EXPECT_EQ(out.revoked, RevokeReason::released_elsewhere);
   EXPECT_FALSE(m.is_leader());
@@ -700,22 +708,9 @@ TEST(LeaseMachineNoHoldOff, OwnReleaseNoticeArrivingAfterTheReacquireDoesNotRevo
 
 // A release that found the key gone deleted nothing: no notice follows, so a
 // notice naming this instance afterwards is news.
-TEST(LeaseMachineNoHoldOff, AReleaseThatDeletedNothingExpectsNoNotice) {
-  constexpr LeaseTiming no_hold_off{kTtl, kHeartbeat, kRetry, kDrift, Duration::zero()};
-  LeaseMachine m{no_hold_off, "me"};
-  TimePoint now = kT0;
-  m.start(now);
-  m.on_notices_available(now, true);
-  Output out = m.on_connected(now);
-  out = m.on_acquire_reply(now, out.seq, AcquireReply{true, "me", 5000, 1});
-  out = m.step_down(now);
-  out = m.on_release_reply(now, out.seq, false);
-  if (out.send != Command::acquire) out = m.on_timer(now);
-  ASSERT_EQ(out.send, Command::acquire);
-  out = m.on_acquire_reply(now, out.seq, AcquireReply{true, "me", 5000, 2});
-  ASSERT_TRUE(m.is_leader());
-  out = m.on_release_notice(now, "me");
-  EXPECT_EQ(out.revoked, RevokeReason::released_elsewhere);
+TEST_F(LeaseMachineNoHoldOff, AReleaseThatDeletedNothingExpectsNoNotice) {
+  step_down_and_lead_again(false);
+  EXPECT_EQ(m.on_release_notice(now, "me").revoked, RevokeReason::released_elsewhere);
 }
 
 TEST_F(LeaseMachineTest, ReleaseNoticeIsIgnoredOutsideTheCandidateState) {
