@@ -82,12 +82,15 @@ TEST(Subscriber, ConfirmedOnceTheServerCountsEveryWantedName) {
   s.psubscribe({"p.*"}, out);
   EXPECT_FALSE(s.confirmed());
 
-  auto e = s.on_push(push({"subscribe", "a"}, 1));
+  // An event views into its reply: keep the reply alive while reading it.
+  const auto first = push({"subscribe", "a"}, 1);
+  auto e = s.on_push(first);
   EXPECT_EQ(e.kind, Kind::subscribed);
   EXPECT_EQ(e.channel, "a");
   EXPECT_EQ(s.on_push(push({"subscribe", "b"}, 2)).kind, Kind::subscribed);
   EXPECT_FALSE(s.confirmed());
-  e = s.on_push(push({"psubscribe", "p.*"}, 3));
+  const auto third = push({"psubscribe", "p.*"}, 3);
+  e = s.on_push(third);
   EXPECT_EQ(e.kind, Kind::subscribed);
   EXPECT_EQ(e.channel, "p.*");
   EXPECT_TRUE(s.confirmed());
