@@ -326,13 +326,15 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
 
   // ---- stop -----------------------------------------------------------------
 
+  // A stop is under way while somebody waits for it: stopped() completes
+  // them all.
   void stop_on_strand(VoidHandler handler) {
-    if (core_.lifecycle() == Lifecycle::stopped && !stop_pending_) {
+    const bool under_way = !stop_waiters_.empty();
+    if (core_.lifecycle() == Lifecycle::stopped && !under_way) {
       return complete_later(strand_, std::move(handler), error_code{});
     }
     stop_waiters_.push_back(std::move(handler));
-    if (stop_pending_) return;
-    stop_pending_ = true;
+    if (under_way) return;
     for (GroupState* g : core_.groups()) {
       for (auto& [id, h] : g->take_acquire_waiters()) {
         complete_later(strand_, std::move(h), make_error_code(errc::stopped), Term{});
@@ -392,7 +394,6 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   }
 
   void stopped() override {
-    stop_pending_ = false;
     connected_.store(false, std::memory_order_relaxed);
     notices_up_.store(false, std::memory_order_relaxed);
     stop_timer_.cancel();
@@ -432,7 +433,6 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   asio::steady_timer stop_timer_;
   asio::steady_timer pulse_timer_;
   std::vector<VoidHandler> stop_waiters_;
-  bool stop_pending_ = false;  // stop() called, stopped() not yet
   std::atomic<std::uint64_t> next_waiter_{1};  // acquire() runs on any thread
 
   // Read by health() from any thread.

@@ -124,37 +124,6 @@ TEST(Elector, StepDownWhoseReleaseFailsReportsTheFailure) {
   proxy.forward();
 }
 
-// The same step-down with Redis answering completes with success.
-TEST(Elector, StepDownWhoseReleaseIsConfirmedSucceeds) {
-  lh::test::RedisServer server;
-  Fleet fleet(server);
-  auto& e = fleet.add();
-  ASSERT_TRUE(fleet.wait_single_leader());
-  std::optional<lh::error_code> result;
-  e.step_down("default", [&](lh::error_code ec) { result = ec; });
-  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }, 10s));
-  EXPECT_FALSE(*result) << result->message();
-  EXPECT_FALSE(server.admin().get(key()).has_value());
-}
-
-// leader_of() answering a server error keeps the server's text for the caller.
-TEST(Elector, LeaderOfAServerErrorKeepsTheServerText) {
-  lh::test::RedisServer server;
-  Fleet fleet(server);
-  auto& e = fleet.add();
-  ASSERT_TRUE(fleet.wait_single_leader());
-  server.admin().call({"HSET", "leader:odd:token", "field", "value"});  // GET on a hash: WRONGTYPE
-  std::optional<lh::error_code> result;
-  lh::LeaderInfo info;
-  e.leader_of("odd", [&](lh::error_code ec, lh::LeaderInfo i) {
-    result = ec;
-    info = std::move(i);
-  });
-  ASSERT_TRUE(run_until(fleet.io, [&] { return result.has_value(); }));
-  EXPECT_EQ(*result, lh::errc::wrong_type) << result->message();
-  EXPECT_NE(info.server_error.find("WRONGTYPE"), std::string::npos) << info.server_error;
-}
-
 TEST(Elector, KilledLeadersLeaseExpiresAndAStandbyTakesOver) {
   lh::test::RedisServer server;
   Fleet fleet(server);
@@ -485,6 +454,18 @@ TEST(Elector, LeaderOfReportsWhatRedisSees) {
   EXPECT_GT(info->remaining.count(), 0);
   EXPECT_LE(info->remaining, e.options().ttl);
   EXPECT_EQ(info->token, fleet.events(0).elected.back().token);
+
+  // A server error keeps the server's text for the caller.
+  server.admin().call({"HSET", "leader:odd:token", "field", "value"});  // GET on a hash: WRONGTYPE
+  std::optional<lh::error_code> failed;
+  info.reset();
+  e.leader_of("odd", [&](lh::error_code ec, lh::LeaderInfo i) {
+    failed = ec;
+    info = std::move(i);
+  });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return failed.has_value(); }));
+  EXPECT_EQ(*failed, lh::errc::wrong_type) << failed->message();
+  EXPECT_NE(info->server_error.find("WRONGTYPE"), std::string::npos) << info->server_error;
 }
 
 TEST(Elector, ElectedAndRevokedAlternateAcrossManyHandovers) {
