@@ -63,7 +63,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
         strand_(asio::make_strand(io)),
         client_(strand_, redis),
         subscriber_(strand_, subscriber_options(redis), redis::Role::subscriber),
-        transport_(client_, KeyLayout(options.key_prefix), id_),
+        transport_(client_, KeyLayout(options.key_prefix), id_, options.empty_restart_guard),
         core_(std::move(options), id_, transport_, *this),
         events_(callbacks, id_),
         reports_(id_, client_.options().to_string(), core_.options().retry_interval),

@@ -1,9 +1,15 @@
 #include "lease_scripts.hpp"
 
+#include <string>
+#include <string_view>
+
 namespace leasehold::detail {
 
-const redis::Script& acquire_script() {
-  static const redis::Script script(R"lua(local holder = redis.call('GET', KEYS[1])
+namespace {
+
+// Both acquire scripts start alike: a re-claim of this instance's own key,
+// or a refusal naming the live holder...
+constexpr std::string_view acquire_head = R"lua(local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   local token = redis.pcall('INCR', KEYS[2])
@@ -13,10 +19,33 @@ end
 if holder then
   return {0, holder, redis.call('PTTL', KEYS[1]), 0}
 end
-local token = redis.call('INCR', KEYS[2])
+)lua";
+
+// ... and end alike: a fresh term on a free key.
+constexpr std::string_view acquire_fresh = R"lua(local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 return {1, ARGV[1], tonumber(ARGV[2]), token}
-)lua");
+)lua";
+
+// No fencing counter: a new group, or a Redis that lost its data (an empty
+// restart, a promoted replica that never had the group) while a leader may
+// still believe in its lease. An empty holder keeps the key for one ttl.
+constexpr std::string_view empty_restart_guard = R"lua(if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[2], 0)
+  redis.call('SET', KEYS[1], '', 'PX', ARGV[2])
+  return {0, '', tonumber(ARGV[2]), 0}
+end
+)lua";
+
+}  // namespace
+
+const redis::Script& acquire_script() {
+  static const redis::Script script(std::string(acquire_head).append(acquire_fresh));
+  return script;
+}
+
+const redis::Script& guarded_acquire_script() {
+  static const redis::Script script(std::string(acquire_head).append(empty_restart_guard).append(acquire_fresh));
   return script;
 }
 

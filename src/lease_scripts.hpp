@@ -16,6 +16,14 @@ namespace leasehold::detail {
 /// keeps the last token, so that leadership survives the episode.
 const redis::Script& acquire_script();
 
+/// acquire_script() with the empty-restart guard: when the group has no
+/// fencing counter (a new group, or a Redis that lost its data), it creates
+/// the counter at 0, seats an empty holder ("") with the ttl and answers
+/// {0, "", ttl, 0}: nobody can take the group until that ttl has passed,
+/// so a leader that still believes in a lease from before the data loss
+/// sees its deadline pass first.
+const redis::Script& guarded_acquire_script();
+
 /// KEYS: lease key. ARGV: instance id, ttl in ms. Returns 1 if extended, 0
 /// when the key is gone or held by another id.
 const redis::Script& renew_script();

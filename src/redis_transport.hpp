@@ -14,7 +14,8 @@ namespace leasehold::detail {
 
 class RedisTransport final : public LeaseTransport {
  public:
-  RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id);
+  /// `guarded`: acquire through the empty-restart guard (lease_scripts.hpp).
+  RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id, bool guarded);
 
   /// What the answers must keep alive until they arrive (the elector).
   void keep_alive(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
@@ -25,6 +26,7 @@ class RedisTransport final : public LeaseTransport {
   redis::Client& client_;
   const KeyLayout layout_;
   const std::string id_;
+  const redis::Script& acquire_;
   std::weak_ptr<void> owner_;
 };
 

@@ -46,6 +46,14 @@ struct ElectorOptions {
   std::optional<std::chrono::milliseconds> step_down_hold_off;
   /// Bound on how long stop() waits for its releases. Greater than 0.
   std::chrono::milliseconds stop_timeout{2000};
+  /// Empty-restart guard: when a group's fencing counter is missing (a new
+  /// group, or a Redis that lost its data: restarted without persistence,
+  /// flushed, or a promoted replica that never had the group), nobody may
+  /// take the group for one ttl, so that a leader still trusting a lease
+  /// from before the loss sees its deadline pass first. Costs one ttl before
+  /// a brand-new group's first election, once. Turn it off only where no
+  /// live leader can outlast a data loss (a test's throwaway Redis, say).
+  bool empty_restart_guard = true;
 
   /// The values in effect once defaults are applied.
   std::chrono::milliseconds effective_heartbeat() const { return heartbeat_interval.value_or(ttl / 3); }

@@ -8,7 +8,7 @@
 //   leasehold_chaos [--seed N] [--duration S] [--instances N] [--groups N]
 //                   [--ttl MS] [--retry MS] [--margin MS]
 //                   [--scenario mixed|delayed-replies] [--faults kind,kind,...]
-//                   (kinds: tests/chaos/fault.hpp; redis_fast_restart only on request)
+//                   (kinds: tests/chaos/fault.hpp)
 //                   [--member PATH] [--work-dir DIR] [--keep]
 
 #include "chaos/checker.hpp"

@@ -71,9 +71,12 @@ Bound bound_of(const Fault& f, const Timing& t) {
     // Clients sit in reconnect backoff (at most reconnect_max) or in a
     // handshake that completes on resume; then they acquire at once.
     case FaultKind::redis_pause:
+      return {false, t.reconnect_max + t.retry + m, "reconnect_max + retry + margin, from the heal"};
+    // As a pause, and then the empty-restart guard holds every group for
+    // one ttl (its fencing counter is gone).
     case FaultKind::redis_restart:
     case FaultKind::redis_fast_restart:
-      return {false, t.reconnect_max + t.retry + m, "reconnect_max + retry + margin, from the heal"};
+      return {false, t.reconnect_max + t.ttl + t.retry + m, "reconnect_max + ttl + retry + margin, from the heal"};
     // Fresh acquires fail with OOM and are retried after retry_interval.
     case FaultKind::maxmemory:
       return {false, t.retry + m, "retry + margin, from the heal"};

@@ -24,11 +24,10 @@ enum class FaultKind {
   step_down,      ///< "step_down <group>" to the group's leader
   redis_pause,    ///< SIGSTOP redis-server for a while, then SIGCONT
   redis_restart,  ///< SIGKILL redis-server, keep it down for ttl or more, restart it empty
-  /// SIGKILL redis-server and restart it empty within ttl. Not in the default
-  /// set: a lease lives only in Redis's memory, so a leader that learns of
-  /// the restart late (partitioned, frozen, slow) still claims until its
-  /// deadline while a new leader is elected at once: overlaps up to
-  /// ttl - drift are expected (docs/reliability.md).
+  /// SIGKILL redis-server and restart it empty within ttl: a leader that
+  /// learns of it late (partitioned, frozen, slow) still claims until its
+  /// deadline; the empty-restart guard keeps the group vacant for one ttl,
+  /// so nobody else may lead meanwhile.
   redis_fast_restart,
   script_flush,   ///< SCRIPT FLUSH
   client_kill,    ///< CLIENT KILL TYPE normal: every command connection is dropped
@@ -39,8 +38,8 @@ enum class FaultKind {
 /// promises to survive.
 inline constexpr FaultKind kDefaultFaultKinds[] = {
     FaultKind::kill,        FaultKind::freeze,        FaultKind::blackhole,    FaultKind::delay,
-    FaultKind::step_down,   FaultKind::redis_pause,   FaultKind::redis_restart, FaultKind::script_flush,
-    FaultKind::client_kill, FaultKind::maxmemory,
+    FaultKind::step_down,   FaultKind::redis_pause,   FaultKind::redis_restart, FaultKind::redis_fast_restart,
+    FaultKind::script_flush, FaultKind::client_kill,  FaultKind::maxmemory,
 };
 
 std::string_view to_string(FaultKind kind) noexcept;

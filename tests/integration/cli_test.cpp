@@ -112,6 +112,7 @@ struct Cluster {
     for (const char* id : {"alpha", "beta"}) {
       auto o = lh::test::fast_options(id);
       o.ttl = kClusterTtl;
+      o.empty_restart_guard = false;  // a new group would first wait out this ttl
       o.groups = {"reports"};
       fleet.add(o);
     }

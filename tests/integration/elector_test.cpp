@@ -72,6 +72,7 @@ TEST(Elector, ReleaseNoticesUseOnePatternPerPrefixWithItsGlobCharactersEscaped) 
   auto options = fast_options();
   options.key_prefix = "app[1]*:";
   options.ttl = 20s;             // neither expiry nor polling can explain
+  options.empty_restart_guard = false;  // a new group would first wait out this ttl
   options.retry_interval = 10s;  // a hand-over within the bound below
   fleet.add(options);
   fleet.add(options);
@@ -112,6 +113,7 @@ TEST(Elector, StepDownWhoseReleaseFailsReportsTheFailure) {
   Fleet fleet(redis);
   auto options = fast_options("stepping");
   options.ttl = 10000ms;
+  options.empty_restart_guard = false;  // a new group would first wait out this ttl
   auto& e = fleet.add(options);
   ASSERT_TRUE(fleet.wait_single_leader());
   proxy.blackhole();  // the release goes nowhere, and no answer comes back
@@ -341,6 +343,7 @@ TEST(Elector, SameInstanceIdRestartedReclaimsItsUnexpiredLeaseAtOnce) {
   Fleet fleet(server);
   auto options = fast_options("stable-id");
   options.ttl = 10s;  // so that "at once" is clearly not "after expiry"
+  options.empty_restart_guard = false;  // a new group would first wait out this ttl
   fleet.add(options);
   ASSERT_TRUE(fleet.wait_single_leader());
   const auto token = fleet.events(0).elected.back().token;
@@ -528,6 +531,7 @@ TEST(Elector, AnOperatorsReleaseInTheHoldersNameDemotesItAtOnce) {
   Fleet fleet(server);
   auto options = fast_options();
   options.ttl = 10s;
+  options.empty_restart_guard = false;  // a new group would first wait out this ttl
   fleet.add(options);
   fleet.add(options);
   auto leader = fleet.wait_single_leader();

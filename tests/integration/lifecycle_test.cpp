@@ -141,6 +141,7 @@ TEST(Lifecycle, StopFromASignalHandlerOnTheOnlyThreadReleasesEveryLease) {
   lh::test::RedisServer server;
   lh::ElectorOptions long_ttl;
   long_ttl.ttl = 20s;  // a standby that had to wait for expiry would wait 20 s
+  long_ttl.empty_restart_guard = false;  // ... and a new group as long
   long_ttl.stop_timeout = 30s;  // a stop that blocked its own thread would hold it 31 s
   long_ttl.retry_interval = 100ms;
   long_ttl.groups = {"reports"};

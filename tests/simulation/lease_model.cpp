@@ -37,13 +37,18 @@ LeaseModel::Lease* LeaseModel::live(const std::string& key, Millis now) {
 }
 
 redis::Reply LeaseModel::acquire(const std::string& key, const std::string& token_key, const std::string& id,
-                                 Millis ttl, Millis now) {
+                                 Millis ttl, Millis now, bool guarded) {
   if (Lease* lease = live(key, now)) {
     if (lease->holder == id) {
       lease->expires_at = now + ttl;
       return acquire_reply(true, id, ttl, ++counters_[token_key]);  // a re-claim is a new term
     }
     return acquire_reply(false, lease->holder, lease->expires_at - now, 0);
+  }
+  if (guarded && !counters_.contains(token_key)) {
+    counters_[token_key] = 0;
+    leases_[key] = Lease{"", now + ttl};
+    return acquire_reply(false, "", ttl, 0);
   }
   const std::int64_t token = ++counters_[token_key];
   leases_[key] = Lease{id, now + ttl};

@@ -23,8 +23,10 @@ class LeaseModel {
     std::string message;
   };
 
+  /// `guarded`: the empty-restart guard's script (a missing counter seats
+  /// an empty holder for one ttl instead of a term).
   redis::Reply acquire(const std::string& key, const std::string& token_key, const std::string& id, Millis ttl,
-                       Millis now);
+                       Millis now, bool guarded);
   redis::Reply renew(const std::string& key, const std::string& id, Millis ttl, Millis now);
   /// `published` receives the release notice when the key was released.
   redis::Reply release(const std::string& key, const std::string& channel, const std::string& id, Millis now,

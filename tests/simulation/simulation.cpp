@@ -78,6 +78,7 @@ class Process final : public detail::LeaseTransport, public detail::ElectorListe
   World& world_;
   const int index_;
   const std::string id_;
+  const bool guarded_;  // acquires through the empty-restart guard
   std::unique_ptr<detail::ElectorCore> core_;
   std::string log_;
   bool alive_ = true;
@@ -151,7 +152,7 @@ class World {
 
 Process::Process(World& world, int index, std::string id, const ElectorOptions& options,
                  detail::CoreLimits limits)
-    : world_(world), index_(index), id_(std::move(id)) {
+    : world_(world), index_(index), id_(std::move(id)), guarded_(options.empty_restart_guard) {
   core_ = std::make_unique<detail::ElectorCore>(options, id_, *this, *this, limits);
 }
 
@@ -197,7 +198,7 @@ void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::Le
     redis::Reply reply;
     std::optional<LeaseModel::Published> notice;
     switch (command) {
-      case Command::acquire: reply = world_.model().acquire(key, token_key, id_, ttl, ms); break;
+      case Command::acquire: reply = world_.model().acquire(key, token_key, id_, ttl, ms, guarded_); break;
       case Command::renew: reply = world_.model().renew(key, id_, ttl, ms); break;
       case Command::release: reply = world_.model().release(key, channel, id_, ms, notice); break;
       case Command::none: return;
@@ -275,6 +276,7 @@ World::World(const Config& config)
   if (config_.instances == 0) config_.instances = 3 + static_cast<int>(rng_() % 5);
   options_.ttl = Ms(config_.ttl_ms);
   options_.retry_interval = Ms(config_.retry_ms);
+  options_.empty_restart_guard = config_.empty_restart_guard;
   for (int g = 1; g <= config_.groups; ++g) options_.groups.push_back(fmt::format("g{}", g));
   timing_ = detail::LeaseTiming{options_.ttl, options_.effective_heartbeat(), options_.retry_interval,
                                 options_.effective_drift_margin(), options_.effective_hold_off()};
@@ -365,6 +367,7 @@ void World::inject_fault() {
       break;
     }
     case 2: {  // crash, and a restart later with the same id or a new one
+      if (!p.alive()) break;  // already down: its restart is on its way (a second would replace it live)
       p.crash(now_);
       Ms down(std::uniform_int_distribution<std::int64_t>(0, 2 * config_.ttl_ms)(rng_));
       const bool same_id = coin(0.5);
@@ -449,6 +452,7 @@ Result World::judge() {
   for (std::size_t i = 0; i < window_problems_.size() && i < 3; ++i) r.problems.push_back(window_problems_[i]);
   std::vector<chaos::RunLog> runs;
   auto add = [&](Process& p, std::size_t n) {
+    if (config_.print_logs) fmt::print("== process {} ({}):\n{}", n, p.id(), p.log());
     runs.push_back(chaos::parse_run(p.log(), p.id(), fmt::format("process {}", n)));
     runs.back().dead_at = p.dead_at;
     for (const auto& problem : runs.back().problems) r.problems.push_back("ORDER " + problem);

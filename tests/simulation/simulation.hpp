@@ -23,6 +23,8 @@ struct Config {
   std::int64_t retry_ms = 250;
   std::int64_t max_delay_ms = 40;   ///< one-way delay of a message: 0 to this
   bool empty_restarts = false;      ///< the model forgets everything at times
+  bool empty_restart_guard = true;  ///< ElectorOptions::empty_restart_guard
+  bool print_logs = false;          ///< print every process's event log (a replay)
   /// A small window, so the simulation exercises holding commands back.
   std::size_t max_in_flight = 3;
 };

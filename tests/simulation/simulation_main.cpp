@@ -3,6 +3,8 @@
 //   leasehold_simulation [--seeds N] [--first S]   seeds S .. S+N-1 (default 1, 500)
 //   leasehold_simulation --seed S                  one seed (a replay)
 //   --empty-restarts     add empty restarts of Redis to the faults
+//   --no-guard           electors without the empty-restart guard
+//   --logs               print every process's event log (with --seed)
 //   --expect-failure     succeed only if some seed fails (a checker self-test)
 //   --instances N, --groups N, --duration-ms N, --max-in-flight N
 //
@@ -46,6 +48,8 @@ int main(int argc, char** argv) try {
     else if (flag == "--seed") first = number(flag, value), seeds = 1, ++i;
     else if (flag == "--expect-failure") expect_failure = true;
     else if (flag == "--empty-restarts") config.empty_restarts = true, extra += " --empty-restarts";
+    else if (flag == "--logs") config.print_logs = true;
+    else if (flag == "--no-guard") config.empty_restart_guard = false, extra += " --no-guard";
     else if (flag == "--instances") config.instances = static_cast<int>(number(flag, value)), extra += fmt::format(" --instances {}", value), ++i;
     else if (flag == "--groups") config.groups = static_cast<int>(number(flag, value)), extra += fmt::format(" --groups {}", value), ++i;
     else if (flag == "--duration-ms") config.duration_ms = static_cast<std::int64_t>(number(flag, value)), extra += fmt::format(" --duration-ms {}", value), ++i;

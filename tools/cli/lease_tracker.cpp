@@ -46,13 +46,26 @@ std::vector<WatchEvent> LeaseTracker::observe(const std::vector<LeaseInfo>& leas
     if (first_sight) {
       LeaseInfo nobody;
       nobody.group = fresh.group;
-      it = known_.emplace(fresh.group, Known{nobody, {}}).first;
+      it = known_.emplace(fresh.group, Known{nobody, {}, {}}).first;
       if (!baseline_done_ && fresh.error.empty()) {
         out.push_back(event(fresh.held() ? Kind::held : Kind::vacant, fresh, {}));
         it->second.lease = fresh;
       }
     }
     Known& known = it->second;
+    if (known.new_holder) {
+      const bool still_new = fresh.held() && fresh.error.empty() && *fresh.holder != *known.lease.holder;
+      if (still_new && now < known.new_holder->seen + takeover_grace) {
+        known.new_holder->lease = fresh;  // within the grace: keep waiting for the notice
+        continue;
+      }
+      // No notice came: it was a takeover (unless the old holder is back).
+      if (still_new || !fresh.held()) {
+        out.push_back(event(Kind::taken_over, known.new_holder->lease, known.lease.holder));
+        adopt(known, known.new_holder->lease, known.new_holder->seen);
+      }
+      known.new_holder.reset();
+    }
     const LeaseInfo& old = known.lease;
 
     if (!fresh.error.empty()) {
@@ -63,27 +76,46 @@ std::vector<WatchEvent> LeaseTracker::observe(const std::vector<LeaseInfo>& leas
       const bool lapsed = known.expires_at && now + expiry_slack >= *known.expires_at;
       out.push_back(event(lapsed ? Kind::expired : Kind::deleted, fresh, old.holder));
     } else if (old.held() && fresh.held() && *old.holder != *fresh.holder) {
-      out.push_back(event(Kind::taken_over, fresh, old.holder));
+      known.new_holder = HeldBack{fresh, now};
+      continue;
     } else if (old.held() && fresh.held() && old.token != fresh.token) {
       out.push_back(event(Kind::new_term, fresh, old.holder));
     }
-
-    known.lease = fresh;
-    known.expires_at.reset();
-    if (fresh.held() && fresh.ttl_ms >= 0) known.expires_at = now + std::chrono::milliseconds(fresh.ttl_ms);
+    adopt(known, fresh, now);
   }
   return out;
+}
+
+void LeaseTracker::adopt(Known& known, const LeaseInfo& lease, Clock::time_point at) {
+  known.lease = lease;
+  known.new_holder.reset();
+  known.expires_at.reset();
+  if (lease.held() && lease.ttl_ms >= 0) known.expires_at = at + std::chrono::milliseconds(lease.ttl_ms);
 }
 
 std::vector<WatchEvent> LeaseTracker::notice(std::string_view group, std::string_view id) {
   auto it = known_.find(group);
   if (it == known_.end() || !it->second.lease.held() || *it->second.lease.holder != id) return {};
-  LeaseInfo& lease = it->second.lease;
+  Known& known = it->second;
+  LeaseInfo& lease = known.lease;
   const std::optional<std::string> previous = lease.holder;
   lease.holder.reset();
   lease.ttl_ms = 0;
-  it->second.expires_at.reset();
-  return {event(WatchEvent::Kind::released, lease, previous)};
+  known.expires_at.reset();
+  std::vector<WatchEvent> out{event(WatchEvent::Kind::released, lease, previous)};
+  if (known.new_holder) {
+    // The poll that showed the next holder was read before this notice.
+    out.push_back(event(WatchEvent::Kind::acquired, known.new_holder->lease, {}));
+    adopt(known, known.new_holder->lease, known.new_holder->seen);
+  }
+  return out;
+}
+
+bool LeaseTracker::holding_back() const noexcept {
+  for (const auto& [group, known] : known_) {
+    if (known.new_holder) return true;
+  }
+  return false;
 }
 
 }  // namespace leasehold::cli

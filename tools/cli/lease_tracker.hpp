@@ -50,16 +50,34 @@ class LeaseTracker {
   /// the holder last seen (a late notice for an older term says nothing new).
   std::vector<WatchEvent> notice(std::string_view group, std::string_view id);
 
+  /// A poll that shows a new holder is held back this long before it is
+  /// reported as a takeover: the old holder's release notice travels on
+  /// another connection and may be read after the poll's reply, although
+  /// Redis sent it first. A notice within the grace makes it a release and
+  /// an acquisition instead.
+  static constexpr std::chrono::milliseconds takeover_grace{100};
+  /// Whether some new holder is held back (poll again after takeover_grace).
+  bool holding_back() const noexcept;
+
   /// The initial picture is complete; groups that show up later are new.
   void mark_baseline() noexcept { baseline_done_ = true; }
 
   bool knows(std::string_view group) const { return known_.find(group) != known_.end(); }
 
  private:
+  /// A new holder seen by a poll, not yet reported (see takeover_grace).
+  struct HeldBack {
+    LeaseInfo lease;
+    Clock::time_point seen;
+  };
   struct Known {
     LeaseInfo lease;
     std::optional<Clock::time_point> expires_at;  ///< when the lease last seen ends, if it has a TTL
+    std::optional<HeldBack> new_holder;
   };
+
+  /// Makes `lease`, read at `at`, the one last seen.
+  static void adopt(Known& known, const LeaseInfo& lease, Clock::time_point at);
 
   std::map<std::string, Known, std::less<>> known_;
   bool baseline_done_ = false;

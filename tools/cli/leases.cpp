@@ -57,7 +57,10 @@ asio::awaitable<std::vector<LeaseInfo>> read_leases(redis::Client& client, std::
     info.token = parse_token(token);
     // The three reads are not atomic: a key that expired between GET and
     // PTTL (PTTL -2) is reported as not held, which it now is.
-    if (value.is_string() && pttl.is_integer() && pttl.integer != -2) {
+    // An empty holder is the empty-restart guard's marker, not a holder.
+    if (value.is_string() && value.str.empty() && pttl.is_integer() && pttl.integer > 0) {
+      info.guard_ms = pttl.integer;
+    } else if (value.is_string() && pttl.is_integer() && pttl.integer != -2) {
       info.holder = value.str;
       info.ttl_ms = pttl.integer;
     }

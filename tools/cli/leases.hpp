@@ -24,6 +24,9 @@ struct LeaseInfo {
   std::int64_t ttl_ms = 0;             ///< remaining TTL when held; -1: the key has no TTL
   std::int64_t token = 0;              ///< the group's fencing counter; 0 before the first term
   std::string error;                   ///< a server error reading this group (WRONGTYPE, ...)
+  /// > 0: nobody holds the lease and nobody may take it for this many ms
+  /// yet (the empty-restart guard: the group's fencing counter was missing).
+  std::int64_t guard_ms = 0;
 
   bool held() const noexcept { return holder.has_value(); }
   friend bool operator==(const LeaseInfo&, const LeaseInfo&) = default;

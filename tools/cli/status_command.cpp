@@ -26,6 +26,8 @@ std::string render_table(const std::vector<LeaseInfo>& leases) {
       rows.push_back({printable(l.group), "error: " + printable(l.error), "-", "-"});
     } else if (l.held()) {
       rows.push_back({printable(l.group), printable(*l.holder), format_ttl(l.ttl_ms), std::to_string(l.token)});
+    } else if (l.guard_ms > 0) {
+      rows.push_back({printable(l.group), "- (empty-restart guard)", format_ttl(l.guard_ms), std::to_string(l.token)});
     } else {
       rows.push_back({printable(l.group), "-", "-", std::to_string(l.token)});
     }
@@ -42,6 +44,7 @@ std::string render_json(std::string_view prefix, const std::vector<LeaseInfo>& l
                        json_string(l.group), json_string(l.key), l.held(),
                        l.held() ? json_string(*l.holder) : "null", l.held() ? std::to_string(l.ttl_ms) : "null",
                        l.token);
+    if (l.guard_ms > 0) out += fmt::format(",\"guard_ms\":{}", l.guard_ms);
     if (!l.error.empty()) out += fmt::format(",\"error\":{}", json_string(l.error));
     out += '}';
   }

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -53,7 +54,8 @@ class Watch {
       co_await poll();
       if (cancelled(co_await asio::this_coro::cancellation_state)) break;
       if (!refresh_now_) {
-        wake_.expires_after(interval_);
+        // A new holder held back is reported after a short grace at most.
+        wake_.expires_after(tracker_.holding_back() ? std::min(interval_, LeaseTracker::takeover_grace) : interval_);
         co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
         if (cancelled(co_await asio::this_coro::cancellation_state)) break;
       }
