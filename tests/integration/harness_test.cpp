@@ -440,6 +440,31 @@ TEST(HarnessRedisServer, ExtraConfigIsApplied) {
   EXPECT_EQ(hz.elements[1].str, "42");
 }
 
+// The server's wall clock is the harness's steady one (immune to steps of
+// the machine's clock), shifted by clock_skew: TIME and key expiry follow it.
+TEST(HarnessRedisServer, WallClockFollowsTheSteadyClockShiftedByTheSkew) {
+  auto server_time_s = [](RedisServer& server) {
+    const auto reply = server.admin().call({"TIME"});
+    return std::stoll(reply.elements.at(0).str);
+  };
+  const auto local_s = [] {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  RedisServer plain;
+  EXPECT_NEAR(server_time_s(plain), local_s(), 5);
+
+  RedisServerOptions options;
+  options.clock_skew = std::chrono::hours(1);
+  RedisServer ahead(options);
+  EXPECT_NEAR(server_time_s(ahead), local_s() + 3600, 5);
+  // Expiry runs on that clock too: a key set to expire at the local wall
+  // clock's "in 10 minutes" is already past on a server an hour ahead.
+  auto admin = ahead.admin();
+  admin.call({"SET", "k", "v", "PXAT", std::to_string((local_s() + 600) * 1000)});
+  EXPECT_FALSE(admin.get("k").has_value());
+}
+
 TEST(HarnessRedisServer, IndependentServersAndMoves) {
   RedisServer a;
   RedisServer b;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -50,7 +51,7 @@ std::string resolve_program(const std::string& name) {
 }
 
 // Child side of fork(): async-signal-safe calls only.
-[[noreturn]] void child_exec(pid_t parent, const char* program, char* const* argv,
+[[noreturn]] void child_exec(pid_t parent, const char* program, char* const* argv, char* const* envp,
                              const char* log_file, int error_fd, int max_fd) {
   auto fail = [error_fd]() { child_fail(error_fd); };
 
@@ -88,13 +89,13 @@ std::string resolve_program(const std::string& name) {
     }
   }
 
-  ::execve(program, argv, environ);
+  ::execve(program, argv, envp);
   child_fail(error_fd);
 }
 
 }  // namespace
 
-Process::Process(std::vector<std::string> argv, std::string log_file)
+Process::Process(std::vector<std::string> argv, std::string log_file, std::vector<std::string> environment)
     : log_file_(std::move(log_file)) {
   if (argv.empty()) throw std::runtime_error("Process: empty argv");
   const std::string program = resolve_program(argv[0]);
@@ -104,6 +105,19 @@ Process::Process(std::vector<std::string> argv, std::string log_file)
   cargv.reserve(argv.size() + 1);
   for (auto& arg : argv) cargv.push_back(arg.data());
   cargv.push_back(nullptr);
+
+  // The child's environment, built here: after fork() it may not allocate.
+  std::vector<char*> cenv;
+  for (auto& entry : environment) cenv.push_back(entry.data());
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    const std::string_view name(*e, eq != nullptr ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
+    const bool overridden = std::any_of(environment.begin(), environment.end(), [&](const std::string& entry) {
+      return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=';
+    });
+    if (!overridden) cenv.push_back(*e);
+  }
+  cenv.push_back(nullptr);
 
   rlimit lim{};
   int max_fd = 65536;
@@ -127,7 +141,7 @@ Process::Process(std::vector<std::string> argv, std::string log_file)
   }
   if (pid == 0) {
     ::close(pipe_fds[0]);
-    child_exec(parent, program.c_str(), cargv.data(), log_path.c_str(), pipe_fds[1], max_fd);
+    child_exec(parent, program.c_str(), cargv.data(), cenv.data(), log_path.c_str(), pipe_fds[1], max_fd);
   }
 
   ::close(pipe_fds[1]);

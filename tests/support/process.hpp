@@ -19,8 +19,9 @@ class Process {
   /// PR_SET_PDEATHSIG=SIGKILL, so it dies with the thread that spawned it
   /// (and so with a crashed test), and inherits no descriptor besides 0-2.
   /// Throws std::system_error if the fork fails, std::runtime_error if the
-  /// program cannot be found or executed.
-  Process(std::vector<std::string> argv, std::string log_file);
+  /// program cannot be found or executed. `environment` ("NAME=value")
+  /// is added to (and wins over) the parent's environment.
+  Process(std::vector<std::string> argv, std::string log_file, std::vector<std::string> environment = {});
 
   Process(Process&& other) noexcept;
   Process& operator=(Process&& other) noexcept;

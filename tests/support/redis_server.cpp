@@ -239,6 +239,16 @@ void RedisServer::write_config() const {
   if (!out) throw std::runtime_error("RedisServer: cannot write " + path);
 }
 
+std::vector<std::string> RedisServer::clock_environment() const {
+  // A step of the machine's wall clock (a paused VM resumed) would expire
+  // every key at once; the preloaded clock follows CLOCK_MONOTONIC instead.
+  std::string preload = "LD_PRELOAD=" LEASEHOLD_STEADY_CLOCK_LIBRARY;
+  if (const char* inherited = std::getenv("LD_PRELOAD"); inherited != nullptr && *inherited != '\0') {
+    preload += std::string(":") + inherited;
+  }
+  return {preload, "LEASEHOLD_CLOCK_SKEW_MS=" + std::to_string(options_.clock_skew.count())};
+}
+
 void RedisServer::start(bool fixed_ports) {
   const auto rebind_deadline = std::chrono::steady_clock::now() + rebind_timeout;
   for (int attempt = 1;; ++attempt) {
@@ -260,7 +270,7 @@ void RedisServer::start(bool fixed_ports) {
     std::ofstream(log_file(), std::ios::app)
         << "=== leasehold test harness: starting redis-server (attempt " << attempt << ") ===\n";
     const std::uintmax_t log_offset = fs::file_size(log_file(), ec);
-    process_.emplace(std::vector<std::string>{"redis-server", file("redis.conf")}, log_file());
+    process_.emplace(std::vector<std::string>{"redis-server", file("redis.conf")}, log_file(), clock_environment());
     if (wait_ready(ready_timeout, ec ? 0 : log_offset)) return;
 
     // The port was taken between free_port() and bind.

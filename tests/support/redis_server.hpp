@@ -27,6 +27,10 @@ struct RedisServerOptions {
   bool tls_require_client_cert = false;   ///< tls-auth-clients yes (default: optional)
   std::string maxmemory;                  ///< e.g. "2mb", with maxmemory-policy noeviction
   std::vector<std::string> extra_config;  ///< raw config lines, written last (they win)
+  /// The server's wall clock (which key expiry runs on) follows the
+  /// machine's monotonic clock, shifted by this much: a node whose clock is
+  /// ahead (> 0) or behind. See tests/support/steady_clock.
+  std::chrono::milliseconds clock_skew{0};
 };
 
 class RedisServer {
@@ -107,6 +111,8 @@ class RedisServer {
   void make_dir();
   void generate_tls_material();
   void write_config() const;
+  /// LD_PRELOAD of the steady wall clock, and the skew it applies.
+  std::vector<std::string> clock_environment() const;
   void start(bool fixed_ports);
   // Returns false if the server exited because its port was taken.
   bool wait_ready(std::chrono::milliseconds timeout, std::uintmax_t log_offset);
