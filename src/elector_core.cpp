@@ -244,7 +244,18 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
     return fail(g, seq, ec, reply, "acquire", now);
   }
   recovered(g, "acquire");
+  if (!parsed->acquired && parsed->holder.empty()) report_guard(g, parsed->pttl_ms, now);
   apply(g, g.machine.on_acquire_reply(now, seq, *parsed), now);
+}
+
+// A new deployment sees this once per group; a Redis that lost its data
+// shows up here too, which an operator wants to know: one line per ttl.
+void ElectorCore::report_guard(const GroupState& g, std::int64_t remaining_ms, TimePoint now) {
+  if (guard_logged_at_ && now - *guard_logged_at_ < options_.ttl) return;
+  guard_logged_at_ = now;
+  log(LogLevel::info, fmt::format("elector {}: group \"{}\" waits out the empty-restart guard ({} ms left): its "
+                                  "fencing counter was missing (a new group, or Redis lost its data)",
+                                  id_, g.name, remaining_ms));
 }
 
 void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,

@@ -110,6 +110,8 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   void fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, std::string_view what,
             TimePoint now);
   void recovered(GroupState& g, std::string_view what);
+  /// Logs (at most once per ttl) that groups wait out the empty-restart guard.
+  void report_guard(const GroupState& g, std::int64_t remaining_ms, TimePoint now);
   void maybe_finish_stop(TimePoint now);
 
   const ElectorOptions options_;
@@ -133,6 +135,7 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   bool connected_ = false;
   bool notices_ = false;            // the server confirmed the release pattern
   bool finished_ = false;           // finish_stop() ran
+  std::optional<TimePoint> guard_logged_at_;  // the last "empty-restart guard" log line
   CommandWindow<Queued> window_;
   WakeScheduler<GroupState> wakes_;
 };

@@ -87,10 +87,11 @@ std::vector<WatchEvent> LeaseTracker::observe(const std::vector<LeaseInfo>& leas
 }
 
 void LeaseTracker::adopt(Known& known, const LeaseInfo& lease, Clock::time_point at) {
-  known.lease = lease;
+  known.lease = lease;  // first: `lease` may be the held-back one, reset next
   known.new_holder.reset();
   known.expires_at.reset();
-  if (lease.held() && lease.ttl_ms >= 0) known.expires_at = at + std::chrono::milliseconds(lease.ttl_ms);
+  const LeaseInfo& adopted = known.lease;
+  if (adopted.held() && adopted.ttl_ms >= 0) known.expires_at = at + std::chrono::milliseconds(adopted.ttl_ms);
 }
 
 std::vector<WatchEvent> LeaseTracker::notice(std::string_view group, std::string_view id) {
