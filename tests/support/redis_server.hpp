@@ -31,7 +31,15 @@ struct RedisServerOptions {
   /// machine's monotonic clock, shifted by this much: a node whose clock is
   /// ahead (> 0) or behind. See tests/support/steady_clock.
   std::chrono::milliseconds clock_skew{0};
+  /// Runs `redis-server <conf> --sentinel` (the `sentinel ...` lines go in
+  /// extra_config). Sentinel rewrites its config file (its id, the replicas
+  /// and sentinels it found), so restart() starts it from that file again.
+  bool sentinel = false;
 };
+
+/// A value quoted for a redis.conf line (which is split like sdssplitargs:
+/// "..." with backslash escapes), e.g. a password.
+std::string config_quote(const std::string& value);
 
 class RedisServer {
  public:
@@ -98,6 +106,10 @@ class RedisServer {
   /// with the same options and an empty dataset; waits until it answers.
   /// Throws if the port(s) cannot be bound again within a few seconds.
   void restart();
+  /// Like restart(), with options.extra_config replaced first (a node that
+  /// comes back as the replica of another master, say). Not for a sentinel,
+  /// which restarts from the config it rewrote: throws std::logic_error.
+  void restart(std::vector<std::string> extra_config);
   bool running() const;
 
   /// Connection details for an AdminClient on the plain endpoint (TCP
