@@ -217,22 +217,22 @@ void ElectorCore::write(const Queued& c, TimePoint now) {
 }
 
 void ElectorCore::on_lease_reply(GroupState& g, Command command, std::uint64_t seq, error_code ec,
-                                 const redis::Reply& reply, TimePoint now) {
+                                 const redis::Reply& reply, Replicated replicated, TimePoint now) {
   // Once half the window is free, the held-back commands go as one batch;
   // a demotion, a reconnect or a newer command made some stale meanwhile.
   window_.settle([](const Queued& q) { return q.group->machine.in_flight() == q.command &&
                                               q.group->machine.in_flight_seq() == q.seq; },
                  [this, now](const Queued& q) { write(q, now); });
   switch (command) {
-    case Command::acquire: return on_acquire_result(g, seq, ec, reply, now);
-    case Command::renew: return on_renew_result(g, seq, ec, reply, now);
+    case Command::acquire: return on_acquire_result(g, seq, ec, reply, replicated, now);
+    case Command::renew: return on_renew_result(g, seq, ec, reply, replicated, now);
     case Command::release: return on_release_result(g, seq, ec, reply, now);
     case Command::none: return;
   }
 }
 
 void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
-                                    TimePoint now) {
+                                    Replicated replicated, TimePoint now) {
   if (!awaited(g, Command::acquire, seq)) return apply(g, g.machine.on_acquire_reply(now, seq, {}), now);
   std::optional<AcquireReply> parsed;
   if (!ec) {
@@ -243,7 +243,13 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
     ++g.acquire_errors;
     return fail(g, seq, ec, reply, "acquire", now);
   }
-  recovered(g, "acquire");
+  if (parsed->acquired && replicated == Replicated::too_few) {
+    parsed->confirmed = false;
+    ++g.acquire_errors;
+    unconfirmed(g, "acquire");
+  } else {
+    recovered(g, "acquire");
+  }
   if (!parsed->acquired && parsed->holder.empty()) report_guard(g, parsed->pttl_ms, now);
   apply(g, g.machine.on_acquire_reply(now, seq, *parsed), now);
 }
@@ -259,21 +265,26 @@ void ElectorCore::report_guard(const GroupState& g, std::int64_t remaining_ms, T
 }
 
 void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
-                                  TimePoint now) {
+                                  Replicated replicated, TimePoint now) {
   if (!awaited(g, Command::renew, seq)) return apply(g, g.machine.on_renew_reply(now, seq, false), now);
   std::optional<bool> renewed;
   if (!ec) {
     renewed = parse_renew_reply(reply);
     if (!renewed) ec = make_error_code(errc::unexpected_reply);
   }
-  if (ec || !*renewed) {
+  const bool confirmed = ec || !(*renewed && replicated == Replicated::too_few);
+  if (ec || !*renewed || !confirmed) {
     ++g.renewals_failed;
   } else {
     ++g.renewals_ok;
   }
   if (ec) return fail(g, seq, ec, reply, "renew", now);
-  recovered(g, "renew");
-  apply(g, g.machine.on_renew_reply(now, seq, *renewed), now);
+  if (confirmed) {
+    recovered(g, "renew");
+  } else {
+    unconfirmed(g, "renew");
+  }
+  apply(g, g.machine.on_renew_reply(now, seq, *renewed, confirmed), now);
 }
 
 void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
@@ -281,7 +292,9 @@ void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code
   if (!awaited(g, Command::release, seq)) return apply(g, g.machine.on_release_reply(now, seq, false), now);
   if (!ec && !is_release_reply(reply)) ec = make_error_code(errc::unexpected_reply);
   if (ec) return fail(g, seq, ec, reply, "release", now);
-  recovered(g, "release");
+  // The release after an acquisition too few replicas acknowledged says
+  // nothing of the replicas: only a confirmed acquire or renew clears that.
+  if (g.last_error != errc::not_confirmed) recovered(g, "release");
   apply(g, g.machine.on_release_reply(now, seq, reply.integer == 1), now);
 }
 
@@ -301,6 +314,19 @@ void ElectorCore::fail(GroupState& g, std::uint64_t seq, error_code ec, const re
     }
   }
   apply(g, g.machine.on_failure(now, seq, ec == errc::timeout ? Failure::timeout : Failure::error), now);
+}
+
+// Confirm mode: Redis took the command, too few replicas have it. Reported
+// like a failure (once until it works again); the machine decides the rest.
+void ElectorCore::unconfirmed(GroupState& g, std::string_view what) {
+  g.failing.store(true, std::memory_order_relaxed);
+  const error_code ec = make_error_code(errc::not_confirmed);
+  if (ec == g.last_error) return;
+  g.last_error = ec;
+  Error error{ec, fmt::format("fewer than {} replica(s) acknowledged the {} within {} ms", options_.confirm_replicas,
+                              what, options_.confirm_timeout.count())};
+  log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {}", id_, g.name, error.message()));
+  listener_.group_error(g, error);
 }
 
 void ElectorCore::recovered(GroupState& g, std::string_view what) {

@@ -84,7 +84,7 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   void resume(TimePoint now);
 
   void on_lease_reply(GroupState& group, Command command, std::uint64_t seq, error_code ec,
-                      const redis::Reply& reply, TimePoint now) override;
+                      const redis::Reply& reply, Replicated replicated, TimePoint now) override;
 
   const std::vector<GroupState*>& begun() const noexcept { return begun_; }
   std::size_t in_flight() const noexcept { return window_.in_flight(); }
@@ -104,8 +104,12 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   void write(const Queued& command, TimePoint now);
   void arm();
   void connect_pass(TimePoint now);
-  void on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, TimePoint now);
-  void on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, TimePoint now);
+  void on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
+                         Replicated replicated, TimePoint now);
+  void on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
+                       Replicated replicated, TimePoint now);
+  /// Reports a lease (or extension) too few replicas acknowledged.
+  void unconfirmed(GroupState& g, std::string_view what);
   void on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, TimePoint now);
   void fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply, std::string_view what,
             TimePoint now);

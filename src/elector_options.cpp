@@ -25,6 +25,25 @@ using detail::quoted;
 
 [[noreturn]] void fail(std::string message) { throw std::invalid_argument(std::move(message)); }
 
+// A renewal waits up to confirm_timeout for the replicas after its script:
+// it must still fit between the renewal's send and the deadline.
+void validate_confirm_mode(const ElectorOptions& o) {
+  if (o.confirm_replicas < 0) {
+    fail(fmt::format("ElectorOptions.confirm_replicas must be >= 0 (got {})", o.confirm_replicas));
+  }
+  if (o.confirm_replicas == 0) return;
+  if (o.confirm_timeout.count() <= 0) {
+    fail(fmt::format("ElectorOptions.confirm_timeout must be > 0 (got {} ms); WAIT 0 would wait forever",
+                     o.confirm_timeout.count()));
+  }
+  const auto budget = o.ttl - o.effective_drift_margin() - o.effective_heartbeat();
+  if (o.confirm_timeout >= budget) {
+    fail(fmt::format("ElectorOptions.confirm_timeout ({} ms) must be shorter than ttl - drift_margin - "
+                     "heartbeat_interval ({} ms), or a confirmed renewal lands after the deadline",
+                     o.confirm_timeout.count(), budget.count()));
+  }
+}
+
 }  // namespace
 
 void validate_group_name(std::string_view group) {
@@ -76,6 +95,7 @@ void ElectorOptions::validate() const {
   if (stop_timeout.count() <= 0) {
     fail(fmt::format("ElectorOptions.stop_timeout must be > 0 (got {} ms)", stop_timeout.count()));
   }
+  validate_confirm_mode(*this);
   if (key_prefix.empty()) fail("ElectorOptions.key_prefix must not be empty");
   if (key_prefix.size() > max_prefix_length || has_control_char(key_prefix)) {
     fail(fmt::format("ElectorOptions.key_prefix {} must be at most {} bytes without control characters",

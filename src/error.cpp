@@ -32,6 +32,7 @@ class Category final : public boost::system::error_category {
       case errc::stopped: return "elector stopped";
       case errc::not_started: return "elector not started";
       case errc::invalid_argument: return "invalid argument";
+      case errc::not_confirmed: return "too few replicas acknowledged the lease";
     }
     return "unknown leasehold error";
   }

@@ -267,6 +267,14 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   if (state_ != LeaseState::candidate) return settle(out, now);
   const TimePoint sent_at = confirming_instant(now);
 
+  if (reply.acquired && !reply.confirmed) {
+    // Redis gave us the lease, but too few replicas have it: a failover now
+    // could lose it while we lead. Give it back and try again later.
+    state_ = LeaseState::held_off;
+    hold_until_ = now + timing_.retry_interval;
+    forget_holder();
+    return settle(send(out, Command::release, now), now);
+  }
   if (reply.acquired) {
     if (now >= lease_end(sent_at)) {
       next_attempt_ = now;  // confirmed too late to lead on: re-claim afresh
@@ -291,7 +299,7 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   return settle(out, now);
 }
 
-Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed) {
+Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed, bool confirmed) {
   Output out;
   if (seq != in_flight_seq_ || in_flight_ != Command::renew) return settle(out, now);
   in_flight_ = Command::none;
@@ -301,9 +309,11 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renew
     if (!renewed) {
       leave_leader(out, RevokeReason::renew_refused, LeaseState::candidate);
       next_attempt_ = now;  // see who holds it now, or take it if it is free
-    } else {
+    } else if (confirmed) {
       confirmed_at_ = sent_at;  // settle() demotes if even this came too late
     }
+    // Unconfirmed: the deadline stays; the renewal is due again at once, each
+    // try paced by the replicas' wait (confirm_timeout).
   } else if (state_ == LeaseState::candidate) {
     next_attempt_ = now;  // the term already ended; re-claim if the key is ours
   }

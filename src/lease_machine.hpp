@@ -53,6 +53,9 @@ struct AcquireReply {
   std::string holder;       ///< the holder's id (this instance's id when acquired)
   std::int64_t pttl_ms = 0; ///< the holder's remaining TTL; -1: key without TTL
   std::int64_t token = 0;   ///< fencing token of the term (when acquired)
+  /// Confirm mode: false when fewer replicas than required acknowledged the
+  /// acquisition in time. Such a lease does not count: it is released again.
+  bool confirmed = true;
 };
 
 /// Kinds of command failure: a timeout leaves the outcome unknown.
@@ -91,7 +94,9 @@ class LeaseMachine {
   Output on_release_notice(TimePoint now, std::string_view releaser = {});
   Output on_notices_available(TimePoint now, bool available);
   Output on_acquire_reply(TimePoint now, std::uint64_t seq, const AcquireReply& reply);
-  Output on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed);
+  /// `confirmed`: confirm mode's replicas acknowledged the renewal; a
+  /// renewal they did not does not extend the deadline (it is retried).
+  Output on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed, bool confirmed = true);
   /// `deleted`: the script found the key ours and deleted it (a release
   /// notice naming this instance follows).
   Output on_release_reply(TimePoint now, std::uint64_t seq, bool deleted = true);

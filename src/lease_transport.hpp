@@ -15,12 +15,20 @@ namespace leasehold::detail {
 
 struct GroupState;
 
+/// Confirm mode's verdict on an acquisition or a renewal: how many replicas
+/// acknowledged it (WAIT after the script, on the same connection).
+enum class Replicated : std::uint8_t {
+  not_asked,  ///< confirm mode is off, or the command needs no confirmation
+  enough,     ///< at least confirm_replicas acknowledged within confirm_timeout
+  too_few,    ///< fewer did: the lease (or its extension) does not count
+};
+
 /// Hears the answers to lease commands.
 class LeaseReplies {
  public:
   /// `now`: when the answer arrived.
   virtual void on_lease_reply(GroupState& group, Command command, std::uint64_t seq, error_code ec,
-                              const redis::Reply& reply, TimePoint now) = 0;
+                              const redis::Reply& reply, Replicated replicated, TimePoint now) = 0;
 
  protected:
   ~LeaseReplies() = default;

@@ -7,6 +7,7 @@
 #include <leasehold/key_layout.hpp>
 #include <leasehold/redis/client.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -14,8 +15,13 @@ namespace leasehold::detail {
 
 class RedisTransport final : public LeaseTransport {
  public:
-  /// `guarded`: acquire through the empty-restart guard (lease_scripts.hpp).
-  RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id, bool guarded);
+  /// What the transport does besides sending the scripts.
+  struct Settings {
+    bool empty_restart_guard = true;  ///< acquire through the guard (lease_scripts.hpp)
+    int confirm_replicas = 0;         ///< confirm mode: WAIT for this many replicas (0: off)
+    std::chrono::milliseconds confirm_timeout{100};
+  };
+  RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id, Settings settings);
 
   /// What the answers must keep alive until they arrive (the elector).
   void keep_alive(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
@@ -27,7 +33,12 @@ class RedisTransport final : public LeaseTransport {
   const KeyLayout layout_;
   const std::string id_;
   const redis::Script& acquire_;
+  const Settings settings_;
   std::weak_ptr<void> owner_;
+
+  /// Confirm mode: after a script that took or extended the lease, WAIT on
+  /// the same connection, then answer with the replicas' verdict.
+  void confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies, redis::Reply reply);
 };
 
 }  // namespace leasehold::detail

@@ -54,6 +54,18 @@ struct ElectorOptions {
   /// a brand-new group's first election, once. Turn it off only where no
   /// live leader can outlast a data loss (a test's throwaway Redis, say).
   bool empty_restart_guard = true;
+  /// Confirm mode (replicated Redis): every acquisition and renewal is
+  /// followed, on the same connection, by WAIT confirm_replicas
+  /// confirm_timeout, and counts only when at least that many replicas
+  /// acknowledged it. An acquisition that falls short is released again
+  /// and reported (errc::not_confirmed); a renewal that falls short does not
+  /// extend the lease. With every replica that can be promoted, a failover
+  /// can neither lose a lease nor let a stale master extend one. 0: off.
+  int confirm_replicas = 0;
+  /// How long WAIT waits for the replicas. Greater than 0 and shorter than
+  /// ttl - drift_margin - heartbeat_interval, so that a confirmed renewal
+  /// can still land before the deadline.
+  std::chrono::milliseconds confirm_timeout{100};
 
   /// The values in effect once defaults are applied.
   std::chrono::milliseconds effective_heartbeat() const { return heartbeat_interval.value_or(ttl / 3); }

@@ -39,6 +39,9 @@ enum class errc {
   stopped,              ///< the elector was stopped
   not_started,          ///< the elector has not been started
   invalid_argument,     ///< bad input to an operation (for example a bad group name)
+  /// Confirm mode: fewer than ElectorOptions::confirm_replicas replicas
+  /// acknowledged a lease command within confirm_timeout; it does not count.
+  not_confirmed,
 };
 
 /// The category of errc codes; its name is "leasehold" and its messages

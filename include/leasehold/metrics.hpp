@@ -28,9 +28,9 @@ struct GroupMetrics {
   std::int64_t token = 0;           ///< fencing token of the current or last term; 0: never led
   std::uint64_t terms_won = 0;      ///< terms begun (fresh acquisitions and re-claims)
   std::uint64_t acquire_attempts = 0;  ///< acquire scripts sent
-  std::uint64_t acquire_errors = 0;    ///< acquire scripts that failed (error reply, timeout, lost connection)
+  std::uint64_t acquire_errors = 0;    ///< acquire scripts that failed (error reply, timeout, lost connection, too few replicas in confirm mode)
   std::uint64_t renewals_ok = 0;       ///< renew scripts that extended the lease
-  std::uint64_t renewals_failed = 0;   ///< renew scripts that did not (refused, error, timeout, lost connection)
+  std::uint64_t renewals_failed = 0;   ///< renew scripts that did not (refused, error, timeout, lost connection, too few replicas in confirm mode)
   /// Terms ended, indexed by RevokeReason (static_cast<std::size_t>(reason)).
   std::array<std::uint64_t, revoke_reason_count> demotions{};
   /// Total time this instance led the group, the current term included.

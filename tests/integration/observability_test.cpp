@@ -33,12 +33,6 @@ lh::test::RedisServerOptions with_password() {
   return o;
 }
 
-lh::Metrics metrics_of(Fleet& fleet, std::size_t i) {
-  std::optional<lh::Metrics> out;
-  fleet.at(i).async_metrics([&](lh::Metrics m) { out = std::move(m); });
-  EXPECT_TRUE(run_until(fleet.io, [&] { return out.has_value(); }, 2s));
-  return out.value_or(lh::Metrics{});
-}
 
 }  // namespace
 
@@ -191,8 +185,8 @@ TEST(Metrics, CountElectionsRenewalsDemotionsAndReconnects) {
   fleet.at(*first).step_down("default", [&](lh::error_code) { stepped = true; });
   ASSERT_TRUE(run_until(fleet.io, [&] { return stepped && fleet.at(other).is_leader(); }, 3s));
 
-  const lh::Metrics a = metrics_of(fleet, *first);
-  const lh::Metrics b = metrics_of(fleet, other);
+  const lh::Metrics a = fleet.metrics(*first);
+  const lh::Metrics b = fleet.metrics(other);
   EXPECT_EQ(a.instance, fleet.at(*first).instance_id());
   ASSERT_EQ(a.groups.size(), 1u);
   const auto& ga = a.groups[0];
@@ -226,14 +220,14 @@ TEST(Metrics, CountElectionsRenewalsDemotionsAndReconnects) {
   server.restart();
   ASSERT_TRUE(fleet.wait_single_leader());
   ASSERT_TRUE(run_until(fleet.io, [&] {
-    return metrics_of(fleet, 0).subscriber.connected && metrics_of(fleet, 1).subscriber.connected;
+    return fleet.metrics(0).subscriber.connected && fleet.metrics(1).subscriber.connected;
   }, 3s));
-  const lh::Metrics b2 = metrics_of(fleet, other);
+  const lh::Metrics b2 = fleet.metrics(other);
   EXPECT_EQ(b2.commands.reconnects, 1u);
   EXPECT_EQ(b2.subscriber.reconnects, 1u);
   EXPECT_EQ(b2.groups.at(0).demotions_for(lh::RevokeReason::connection_lost), 1u);
 
-  const std::vector<lh::Metrics> both{metrics_of(fleet, 0), metrics_of(fleet, 1)};
+  const std::vector<lh::Metrics> both{fleet.metrics(0), fleet.metrics(1)};
   const std::string text = lh::to_prometheus(both);
   lh::test::prometheus::Exposition exposition;
   ASSERT_NO_THROW(exposition = lh::test::prometheus::parse(text)) << text;

@@ -178,7 +178,7 @@ void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::Le
   const TimePoint t = now();
   if (!connected_) {
     world_.at(t, index_, [this, &g, command, seq, &replies] {
-      replies.on_lease_reply(g, command, seq, make_error_code(errc::not_connected), {}, now());
+      replies.on_lease_reply(g, command, seq, make_error_code(errc::not_connected), {}, detail::Replicated::not_asked, now());
     });
     return;
   }
@@ -207,7 +207,7 @@ void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::Le
     last_to_client_ = std::max(world_.now() + world_.delay(), last_to_client_);
     world_.at(last_to_client_, index_, [this, &g, command, seq, tag, epoch, reply, &replies] {
       if (epoch != epoch_ || pending_.erase(tag) == 0) return;
-      replies.on_lease_reply(g, command, seq, {}, reply, now());
+      replies.on_lease_reply(g, command, seq, {}, reply, detail::Replicated::not_asked, now());
     });
   });
 }
@@ -230,7 +230,7 @@ void Process::reset_connection(TimePoint now, bool lose_in_flight) {
 void Process::fail_pending(TimePoint now) {
   auto failed = std::exchange(pending_, {});
   for (const auto& [tag, p] : failed) {
-    core_->on_lease_reply(*p.group, p.command, p.seq, make_error_code(errc::connection_lost), {}, now);
+    core_->on_lease_reply(*p.group, p.command, p.seq, make_error_code(errc::connection_lost), {}, detail::Replicated::not_asked, now);
   }
 }
 

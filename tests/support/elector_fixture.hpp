@@ -8,6 +8,7 @@
 #include "support/redis_server.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
 
 #include <memory>
 #include <optional>
@@ -69,6 +70,15 @@ class Fleet {
   }
 
   Elector& at(std::size_t i) { return *electors_.at(i); }
+
+  /// Elector i's metrics, gathered on `io` (the blocking metrics() would wait
+  /// for the thread that runs `io`: this one).
+  Metrics metrics(std::size_t i) {
+    std::optional<Metrics> out;
+    at(i).async_metrics([&](Metrics m) { out = std::move(m); });
+    EXPECT_TRUE(run_until(io, [&] { return out.has_value(); }, std::chrono::seconds(2)));
+    return out.value_or(Metrics{});
+  }
   RecordedEvents& events(std::size_t i) { return *events_.at(i); }
   std::size_t size() const { return electors_.size(); }
 

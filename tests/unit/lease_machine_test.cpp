@@ -1042,6 +1042,56 @@ TEST_F(LeaseMachineTest, StartAfterStopCampaignsAgainWithFreshSeqs) {
 }
 
 // ---------------------------------------------------------------------------
+// Confirm mode: a lease counts only when enough replicas acknowledged it
+
+TEST_F(LeaseMachineTest, UnconfirmedAcquireIsReleasedAndRetriedAfterTheRetryInterval) {
+  campaign();
+  advance(10ms);
+  const TimePoint replied = now;
+  EXPECT_OUT(m.on_acquire_reply(now, 1, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000,
+                                                      .token = kToken, .confirmed = false}),
+             .send = Command::release, .seq = 2, .wake = replied + kRetry);
+  expect_not_leader();
+  EXPECT_EQ(m.state(), LeaseState::held_off);
+  EXPECT_EQ(m.holder(), "");
+  advance(5ms);
+  EXPECT_OUT(release_done(2), .wake = replied + kRetry, .released = true);
+  advance_to(replied + kRetry);
+  EXPECT_OUT(timer(), .send = Command::acquire, .seq = 3);
+  advance(10ms);
+  EXPECT_OUT(acquired(3), .wake = replied + kRetry + kHeartbeat, .elected = true, .holder_changed = true);
+  expect_leader(replied + kRetry);
+}
+
+TEST_F(LeaseMachineTest, UnconfirmedRenewalKeepsTheDeadlineAndRenewsAgainAtOnce) {
+  renewing();
+  advance(100ms);
+  EXPECT_OUT(m.on_renew_reply(now, 2, true, false), .send = Command::renew, .seq = 3, .wake = kT0 + kLease);
+  expect_leader(kT0);  // the deadline did not move
+  const TimePoint resent = now;
+  advance(100ms);
+  EXPECT_OUT(renewed(3), .wake = resent + kHeartbeat);
+  expect_leader(resent);
+  EXPECT_EQ(m.token(), kToken) << "the same term throughout";
+}
+
+TEST_F(LeaseMachineTest, RenewalsNeverConfirmedDemoteAtTheDeadline) {
+  renewing();
+  std::uint64_t seq = 2;
+  while (now + 100ms < kT0 + kLease) {
+    advance(100ms);
+    const Output out = m.on_renew_reply(now, seq, true, false);
+    ASSERT_EQ(out.send, Command::renew);
+    seq = out.seq;
+    expect_leader(kT0);
+  }
+  advance_to(kT0 + kLease);
+  const Output out = timer();
+  EXPECT_EQ(out.revoked, RevokeReason::deadline_passed);
+  expect_not_leader();
+}
+
+// ---------------------------------------------------------------------------
 // Property test: random inputs from the whole input set, random time steps,
 // replies with right and stale seqs. A model beside the machine tracks what a
 // correct driver knows (what is on the line, when each command was sent, the

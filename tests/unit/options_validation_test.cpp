@@ -153,6 +153,29 @@ TEST(ElectorOptionsValidation, NegativeHoldOffAndNonPositiveStopTimeoutAreNamed)
   }
 }
 
+TEST(ElectorOptionsValidation, ConfirmModeNamesItsFieldAndTheRenewalBudget) {
+  auto message = options_error(with([](auto& o) { o.confirm_replicas = -1; }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.confirm_replicas")) << message;
+  message = options_error(with([](auto& o) {
+    o.confirm_replicas = 2;
+    o.confirm_timeout = 0ms;
+  }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.confirm_timeout must be > 0")) << message;
+  // ttl 5000, drift 52, heartbeat 1666: a renewal has 3282 ms to land.
+  message = options_error(with([](auto& o) {
+    o.confirm_replicas = 1;
+    o.confirm_timeout = 3282ms;
+  }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.confirm_timeout (3282 ms)")) << message;
+  EXPECT_TRUE(contains(message, "(3282 ms)")) << message;
+  EXPECT_NO_THROW(with([](auto& o) {
+    o.confirm_replicas = 1;
+    o.confirm_timeout = 3281ms;
+  }).validate());
+  // Off, the timeout is not looked at.
+  EXPECT_NO_THROW(with([](auto& o) { o.confirm_timeout = 0ms; }).validate());
+}
+
 // ---------------------------------------------------------------------------
 // Strings
 

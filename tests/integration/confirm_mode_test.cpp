@@ -1,0 +1,129 @@
+// Confirm mode (ElectorOptions::confirm_replicas): a lease counts only when
+// enough replicas acknowledged it (WAIT after each acquire and renewal), on
+// a real master with two real replicas; a replica frozen with SIGSTOP stops
+// acknowledging.
+
+#include "support/elector_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <string>
+#include <vector>
+
+namespace lh = leasehold;
+using lh::test::Fleet;
+using lh::test::run_until;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Redis waits 5 s before a full sync by default: no reason to here.
+lh::test::RedisServerOptions without_sync_delay() {
+  lh::test::RedisServerOptions options;
+  options.extra_config = {"repl-diskless-sync-delay 0"};
+  return options;
+}
+
+/// One master and two replicas, both acknowledging writes.
+struct Replicated {
+  lh::test::RedisServer master;
+  std::vector<std::unique_ptr<lh::test::RedisServer>> replicas;
+
+  Replicated() : master(without_sync_delay()) {
+    for (int i = 0; i < 2; ++i) {
+      lh::test::RedisServerOptions options;
+      options.extra_config = {"replicaof 127.0.0.1 " + std::to_string(master.port()),
+                              "repl-diskless-sync-delay 0"};
+      replicas.push_back(std::make_unique<lh::test::RedisServer>(options));
+    }
+    auto admin = master.admin();
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    while (admin.call({"INFO", "replication"}).str.find("connected_slaves:2") == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("replicas did not connect");
+      std::this_thread::sleep_for(20ms);
+    }
+    // Linked is not yet acknowledging: a replica fresh from its first sync
+    // may miss a WAIT or two. Both acknowledge a write before a test begins.
+    admin.set("warm-up", "1");
+    while (admin.call({"WAIT", "2", "1000"}).integer < 2) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("replicas do not acknowledge");
+    }
+  }
+};
+
+lh::ElectorOptions confirming(std::string id, int replicas) {
+  auto o = lh::test::fast_options(std::move(id));
+  o.confirm_replicas = replicas;
+  o.confirm_timeout = 200ms;
+  o.empty_restart_guard = false;  // every test here starts from a fresh group
+  return o;
+}
+
+}  // namespace
+
+TEST(ConfirmMode, ALeaseBothReplicasAcknowledgedLeadsAndIsOnTheReplicas) {
+  Replicated redis;
+  Fleet fleet(redis.master);
+  fleet.add(confirming("confirmed", 2));
+  ASSERT_TRUE(fleet.wait_leading(0));
+  for (const auto& error : fleet.events(0).errors) ADD_FAILURE() << error.group << ": " << error.error.message();
+  for (auto& replica : redis.replicas) EXPECT_EQ(replica->admin().get("leader:default"), "confirmed");
+}
+
+// A replica that does not acknowledge: every acquisition falls short, is
+// released again (the key does not stay on the master) and reported; once
+// the replica is back, the instance leads.
+TEST(ConfirmMode, AnAcquisitionTooFewReplicasAcknowledgedIsReleasedReportedAndRetried) {
+  Replicated redis;
+  redis.replicas[1]->pause();
+  Fleet fleet(redis.master);
+  auto& e = fleet.add(confirming("short", 2));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::not_confirmed); }));
+  const lh::ErrorEvent* error = fleet.events(0).first_error(lh::errc::not_confirmed);
+  EXPECT_EQ(error->group, "default");
+  EXPECT_NE(error->error.message().find("fewer than 2 replica(s) acknowledged the acquire within 200 ms"),
+            std::string::npos)
+      << error->error.message();
+  lh::test::run_for(fleet.io, 500ms);
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_TRUE(fleet.events(0).elected.empty());
+  EXPECT_FALSE(e.health().ready);
+  EXPECT_GE(fleet.metrics(0).groups.at(0).acquire_errors, 1u) << "a short acquisition counts as an acquire error";
+
+  redis.replicas[1]->resume();
+  ASSERT_TRUE(fleet.wait_leading(0, "default", 15s));
+}
+
+// A leader whose renewals fall short keeps its term only until the deadline
+// of its last confirmed renewal, then demotes; it leads again (a new term)
+// once the replica acknowledges again.
+TEST(ConfirmMode, ALeaderWhoseRenewalsFallShortDemotesAtItsDeadlineAndLeadsAgainAfter) {
+  Replicated redis;
+  Fleet fleet(redis.master);
+  auto& e = fleet.add(confirming("leader", 2));
+  ASSERT_TRUE(fleet.wait_leading(0));
+  redis.replicas[0]->pause();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(0).revoked.empty(); }, 15s));
+  EXPECT_EQ(fleet.events(0).revoked.front().reason, lh::RevokeReason::deadline_passed)
+      << "renewals were answered, so only the deadline ends the term";
+  EXPECT_TRUE(fleet.events(0).has_error(lh::errc::not_confirmed));
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_GE(fleet.metrics(0).groups.at(0).renewals_failed, 1u) << "a short renewal counts as a failed renewal";
+  redis.replicas[0]->resume();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == 2; }, 15s));
+  EXPECT_GT(fleet.events(0).elected.back().token, fleet.events(0).elected.front().token);
+}
+
+// N = 1 of 2: one frozen replica does not matter.
+TEST(ConfirmMode, OneOfTwoReplicasIsEnoughWhenOneIsAsked) {
+  Replicated redis;
+  redis.replicas[0]->pause();
+  Fleet fleet(redis.master);
+  fleet.add(confirming("one", 1));
+  ASSERT_TRUE(fleet.wait_leading(0));
+  EXPECT_FALSE(fleet.events(0).has_error(lh::errc::not_confirmed));
+  redis.replicas[0]->resume();
+}
