@@ -272,11 +272,12 @@ void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code e
     renewed = parse_renew_reply(reply);
     if (!renewed) ec = make_error_code(errc::unexpected_reply);
   }
-  const bool confirmed = ec || !(*renewed && replicated == Replicated::too_few);
-  if (ec || !*renewed || !confirmed) {
-    ++g.renewals_failed;
-  } else {
+  const bool extended = !ec && *renewed;
+  const bool confirmed = !(extended && replicated == Replicated::too_few);
+  if (extended && confirmed) {
     ++g.renewals_ok;
+  } else {
+    ++g.renewals_failed;
   }
   if (ec) return fail(g, seq, ec, reply, "renew", now);
   if (confirmed) {

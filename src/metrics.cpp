@@ -88,9 +88,10 @@ void group_families(Builder& b) {
   b.per_group("leasehold_acquire_attempts_total", Type::counter, "Acquire scripts sent.",
               [](const GroupMetrics& g) { return g.acquire_attempts; });
   b.per_group("leasehold_acquire_errors_total", Type::counter,
-              "Acquire scripts that failed (error reply, timeout or lost connection).",
+              "Acquire scripts that failed (error reply, timeout, lost connection, or too few replicas in confirm mode).",
               [](const GroupMetrics& g) { return g.acquire_errors; });
-  b.family("leasehold_renewals_total", Type::counter, "Renew scripts by result: ok extended the lease, failed did not.",
+  b.family("leasehold_renewals_total", Type::counter,
+           "Renew scripts by result: ok extended the lease, failed did not (or too few replicas acknowledged it).",
            [&](const Metrics& m) {
              for (const auto& g : m.groups) {
                b.add(with(b.group_labels(g), "result", "ok"), static_cast<double>(g.renewals_ok));
