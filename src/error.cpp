@@ -33,6 +33,9 @@ class Category final : public boost::system::error_category {
       case errc::not_started: return "elector not started";
       case errc::invalid_argument: return "invalid argument";
       case errc::not_confirmed: return "too few replicas acknowledged the lease";
+      case errc::sentinel_unreachable: return "no sentinel could be reached";
+      case errc::master_unknown: return "the sentinels know no master by that name";
+      case errc::not_master: return "the server the sentinels named is not a master";
     }
     return "unknown leasehold error";
   }

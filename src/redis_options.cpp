@@ -122,9 +122,12 @@ std::string_view bad_escape(std::string_view text) {
 // ---------------------------------------------------------------------------
 // Query options
 
-enum class Scheme { redis, rediss, unix_socket };  // not "unix": a GNU macro
+enum class Scheme { redis, rediss, unix_socket, sentinel, sentinel_tls };  // not "unix": a GNU macro
 
-enum class Scope { any, tls, unix_socket };
+bool is_sentinel(Scheme scheme) { return scheme == Scheme::sentinel || scheme == Scheme::sentinel_tls; }
+bool is_tls(Scheme scheme) { return scheme == Scheme::rediss || scheme == Scheme::sentinel_tls; }
+
+enum class Scope { any, tls, unix_socket, sentinel };
 
 struct QueryKey {
   std::string_view name;
@@ -138,6 +141,11 @@ constexpr std::array query_keys{
     QueryKey{"server_name", Scope::tls},     QueryKey{"verify", Scope::tls},
     QueryKey{"db", Scope::unix_socket},      QueryKey{"user", Scope::unix_socket},
     QueryKey{"password", Scope::unix_socket},
+    QueryKey{"sentinel_user", Scope::sentinel},        QueryKey{"sentinel_password", Scope::sentinel},
+    QueryKey{"sentinel_timeout", Scope::sentinel},     QueryKey{"sentinel_follow", Scope::sentinel},
+    QueryKey{"sentinel_tls", Scope::sentinel},         QueryKey{"sentinel_ca_file", Scope::sentinel},
+    QueryKey{"sentinel_cert_file", Scope::sentinel},   QueryKey{"sentinel_key_file", Scope::sentinel},
+    QueryKey{"sentinel_server_name", Scope::sentinel}, QueryKey{"sentinel_verify", Scope::sentinel},
 };
 
 const QueryKey* find_query_key(std::string_view name) {
@@ -150,8 +158,9 @@ const QueryKey* find_query_key(std::string_view name) {
 bool in_scope(Scope scope, Scheme scheme) {
   switch (scope) {
     case Scope::any: return true;
-    case Scope::tls: return scheme == Scheme::rediss;
+    case Scope::tls: return is_tls(scheme);
     case Scope::unix_socket: return scheme == Scheme::unix_socket;
+    case Scope::sentinel: return is_sentinel(scheme);
   }
   return false;
 }
@@ -174,7 +183,9 @@ bool starts_known_option(std::string_view segment) {
   return eq != npos && find_query_key(segment.substr(0, eq)) != nullptr;
 }
 
-bool is_password_option(std::string_view segment) { return segment.starts_with("password="); }
+bool is_password_option(std::string_view segment) {
+  return segment.starts_with("password=") || segment.starts_with("sentinel_password=");
+}
 
 // Calls visit(segment, secret) for each '&'-separated piece, empty ones
 // included; secret: the piece is, or may be part of, a query password.
@@ -281,14 +292,19 @@ std::string mask_tail(std::string_view tail) {
     if (secret && !is_password_option(segment)) return;  // still password text
     if (!first) out += '&';
     first = false;
-    out += secret && segment.size() > "password="sv.size() ? "password=***"sv : segment;
+    const auto name_end = segment.find('=') + 1;
+    if (secret && segment.size() > name_end) {
+      out += std::string(segment.substr(0, name_end)) + "***";
+    } else {
+      out += segment;
+    }
   });
   return out;
 }
 
 // Without an '@', "redis://user:secret" reads as host "user", port
 // "secret": a port that is not a number may be a password, so it is hidden.
-std::string mask_port(std::string_view authority) {
+std::string mask_endpoint_port(std::string_view authority) {
   const auto bracket = authority.starts_with('[') ? authority.find(']') : 0;
   const auto colon = authority.find(':', bracket == npos ? authority.size() : bracket);
   if (colon == npos) return std::string(authority);
@@ -297,6 +313,19 @@ std::string mask_port(std::string_view authority) {
     return std::string(authority);
   }
   return std::string(authority.substr(0, colon + 1)) + "***";
+}
+
+// The same for each entry of a comma-separated list (Sentinel, Cluster).
+std::string mask_port(std::string_view authority) {
+  std::string out;
+  std::size_t pos = 0;
+  for (;;) {
+    const auto comma = authority.find(',', pos);
+    out += mask_endpoint_port(authority.substr(pos, comma == npos ? npos : comma - pos));
+    if (comma == npos) return out;
+    out += ',';
+    pos = comma + 1;
+  }
 }
 
 std::string mask_url(std::string_view url) {
@@ -326,13 +355,14 @@ class UrlParser {
     check_characters();
     parts_ = split_url(url_);
     scheme_ = parse_scheme();
-    options_.tls.enabled = scheme_ == Scheme::rediss;
+    options_.tls.enabled = is_tls(scheme_);
     if (parts_.userinfo) parse_userinfo(*parts_.userinfo);
     const auto tail = parse_tail();
-    // The authority by scheme. redis-sentinel:// and redis-cluster:// would
-    // split theirs at ',' and parse each entry with parse_endpoint().
     if (scheme_ == Scheme::unix_socket) {
       parse_socket_path(parts_.authority, tail.path);
+    } else if (is_sentinel(scheme_)) {
+      parse_sentinel_list(parts_.authority);
+      parse_database_path(tail.path);
     } else {
       auto endpoint = parse_endpoint(parts_.authority);
       options_.host = std::move(endpoint.host);
@@ -341,8 +371,11 @@ class UrlParser {
     }
     if (tail.query) parse_query(*tail.query);
     if (!tail_valid_) fail(invalid_character_in_tail());
-    // Sentinel URLs name the master here; these schemes have no use for it.
-    if (tail.fragment) {
+    if (is_sentinel(scheme_)) {
+      parse_master_name(tail.fragment);
+      finish_sentinel();
+    } else if (tail.fragment) {
+      // Only Sentinel URLs name something (the master) after '#'.
       fail("unexpected '#' after the " + std::string(tail.query ? "query" : "path") +
            " (percent-encode '#' as %23)");
     }
@@ -376,17 +409,20 @@ class UrlParser {
 
   Scheme parse_scheme() const {
     if (parts_.scheme.empty()) {
-      for (auto known : {"redis:"sv, "rediss:"sv, "unix:"sv}) {
+      for (auto known : {"redis:"sv, "rediss:"sv, "unix:"sv, "redis-sentinel:"sv, "rediss-sentinel:"sv}) {
         if (to_lower(url_.substr(0, known.size())) == known) {
           fail("expected \"//\" after \"" + std::string(known) + "\"");
         }
       }
-      fail("missing scheme (expected redis://, rediss:// or unix://)");
+      fail("missing scheme (expected redis://, rediss://, unix:// or redis-sentinel://)");
     }
     if (parts_.scheme == "redis") return Scheme::redis;
     if (parts_.scheme == "rediss") return Scheme::rediss;
     if (parts_.scheme == "unix") return Scheme::unix_socket;
-    fail("unknown scheme " + quote(parts_.scheme) + " (expected redis, rediss or unix)");
+    if (parts_.scheme == "redis-sentinel") return Scheme::sentinel;
+    if (parts_.scheme == "rediss-sentinel") return Scheme::sentinel_tls;
+    fail("unknown scheme " + quote(parts_.scheme) +
+         " (expected redis, rediss, unix, redis-sentinel or rediss-sentinel)");
   }
 
   // Boost.URL parses the tail behind a placeholder host (the authority was
@@ -510,6 +546,54 @@ class UrlParser {
     return endpoint;
   }
 
+  // "host[:port],host[:port],...": the sentinels, 26379 unless a port is given.
+  void parse_sentinel_list(std::string_view authority) {
+    if (authority.empty()) {
+      fail("no sentinel address before the path (e.g. redis-sentinel://127.0.0.1:26379#mymaster)");
+    }
+    std::size_t pos = 0;
+    for (;;) {
+      const auto comma = authority.find(',', pos);
+      const auto entry = authority.substr(pos, comma == npos ? npos : comma - pos);
+      if (entry.empty()) fail("empty sentinel address in the list (a stray ',')");
+      auto endpoint = parse_endpoint(entry);
+      sentinel_.sentinels.push_back({std::move(endpoint.host), endpoint.port.value_or(26379)});
+      if (comma == npos) return;
+      pos = comma + 1;
+    }
+  }
+
+  void parse_master_name(const std::optional<std::string_view>& fragment) {
+    const auto scheme = parts_.scheme + "://";
+    if (!fragment || fragment->empty()) {
+      fail("a " + scheme + " URL needs the master's name after '#', e.g. " + scheme +
+           "127.0.0.1:26379#mymaster");
+    }
+    sentinel_.master_name = decode(*fragment, "master name", false);
+  }
+
+  // The sentinels' TLS starts as the data nodes' (rediss-sentinel://) or off
+  // (redis-sentinel://); sentinel_* options override it piece by piece.
+  void finish_sentinel() {
+    TlsOptions tls = options_.tls;
+    if (sentinel_tls_) tls.enabled = *sentinel_tls_;
+    if (sentinel_tls_files_.ca_file) tls.ca_file = *sentinel_tls_files_.ca_file;
+    if (sentinel_tls_files_.cert_file) tls.cert_file = *sentinel_tls_files_.cert_file;
+    if (sentinel_tls_files_.key_file) tls.key_file = *sentinel_tls_files_.key_file;
+    if (sentinel_tls_files_.server_name) tls.server_name = *sentinel_tls_files_.server_name;
+    if (sentinel_tls_files_.verify) tls.verify_peer = *sentinel_tls_files_.verify;
+    if (!tls.enabled && sentinel_tls_files_.any()) {
+      fail("sentinel TLS options are given but the sentinels are not reached over TLS "
+           "(use rediss-sentinel:// or sentinel_tls=true)");
+    }
+    if (!sentinel_user_.empty() && sentinel_.password.empty()) {
+      fail("query option \"sentinel_user\" needs a \"sentinel_password\" as well");
+    }
+    sentinel_.username = sentinel_user_;
+    sentinel_.tls = std::move(tls);
+    options_.sentinel = std::move(sentinel_);
+  }
+
   void check_host_name(std::string_view host) const {
     if (host.empty()) fail("host is empty");
     for (char c : host) {
@@ -625,7 +709,7 @@ class UrlParser {
     check_scope(*key);
     const auto raw_value = segment.substr(eq + 1);
     if (raw_value.empty()) fail("query option " + quote(name) + " has an empty value");
-    const bool secret = name == "password";
+    const bool secret = name == "password" || name == "sentinel_password";
     const auto what = "value of query option " + quote(name);
     apply_option(name, decode(raw_value, what, secret));
   }
@@ -637,7 +721,15 @@ class UrlParser {
       if (scheme_ == Scheme::unix_socket) {
         fail("query option " + name + " configures TLS, which unix:// URLs do not support");
       }
+      if (scheme_ == Scheme::sentinel) {
+        fail("query option " + name +
+             " configures TLS to the data nodes and requires a rediss-sentinel:// URL "
+             "(the sentinel_* variant configures TLS to the sentinels)");
+      }
       fail("query option " + name + " configures TLS and requires a rediss:// URL");
+    }
+    if (key.scope == Scope::sentinel) {
+      fail("query option " + name + " configures Sentinel and requires a redis-sentinel:// URL");
     }
     if (key.name == "db") {
       fail("query option \"db\" is only for unix:// URLs; give the database as the path, "
@@ -670,6 +762,32 @@ class UrlParser {
       query_user_ = std::move(value);
     } else if (name == "password") {
       query_password_ = std::move(value);
+    } else {
+      apply_sentinel_option(name, std::move(value));
+    }
+  }
+
+  void apply_sentinel_option(std::string_view name, std::string value) {
+    if (name == "sentinel_user") {
+      sentinel_user_ = std::move(value);
+    } else if (name == "sentinel_password") {
+      sentinel_.password = std::move(value);
+    } else if (name == "sentinel_timeout") {
+      sentinel_.query_timeout = parse_timeout(name, value);
+    } else if (name == "sentinel_follow") {
+      sentinel_.follow_switch_master = parse_bool(name, value);
+    } else if (name == "sentinel_tls") {
+      sentinel_tls_ = parse_bool(name, value);
+    } else if (name == "sentinel_ca_file") {
+      sentinel_tls_files_.ca_file = std::move(value);
+    } else if (name == "sentinel_cert_file") {
+      sentinel_tls_files_.cert_file = std::move(value);
+    } else if (name == "sentinel_key_file") {
+      sentinel_tls_files_.key_file = std::move(value);
+    } else if (name == "sentinel_server_name") {
+      sentinel_tls_files_.server_name = std::move(value);
+    } else if (name == "sentinel_verify") {
+      sentinel_tls_files_.verify = parse_bool(name, value);
     }
   }
 
@@ -701,6 +819,15 @@ class UrlParser {
   RedisOptions options_;
   std::string query_user_;
   std::string query_password_;
+  // Sentinel URLs: what the authority, fragment and sentinel_* options said.
+  SentinelOptions sentinel_;
+  std::string sentinel_user_;
+  std::optional<bool> sentinel_tls_;
+  struct {
+    std::optional<std::string> ca_file, cert_file, key_file, server_name;
+    std::optional<bool> verify;
+    bool any() const { return ca_file || cert_file || key_file || server_name || verify; }
+  } sentinel_tls_files_;
 };
 
 // ---------------------------------------------------------------------------
@@ -738,8 +865,46 @@ std::string host_for_url(std::string_view host) {
 
 RedisOptions RedisOptions::from_url(std::string_view url) { return UrlParser{url}.parse(); }
 
+namespace {
+
+void validate_tls_files(const TlsOptions& tls, std::string_view field) {
+  if (!tls.cert_file.empty() && tls.key_file.empty()) {
+    invalid_field(std::string(field) + ".cert_file is set but " + std::string(field) + ".key_file is empty");
+  }
+  if (tls.cert_file.empty() && !tls.key_file.empty()) {
+    invalid_field(std::string(field) + ".key_file is set but " + std::string(field) + ".cert_file is empty");
+  }
+}
+
+void validate_sentinel(const SentinelOptions& sentinel) {
+  if (sentinel.master_name.empty()) invalid_field("sentinel.master_name is empty");
+  if (!is_valid_client_name(sentinel.master_name)) {
+    invalid_field("sentinel.master_name " + quote(sentinel.master_name) +
+                  " may contain only printable ASCII characters other than space");
+  }
+  if (sentinel.sentinels.empty()) invalid_field("sentinel.sentinels is empty (give at least one sentinel)");
+  for (std::size_t i = 0; i < sentinel.sentinels.size(); ++i) {
+    const auto& address = sentinel.sentinels[i];
+    const auto field = "sentinel.sentinels[" + std::to_string(i) + "]";
+    if (address.host.empty()) invalid_field(field + ".host is empty");
+    if (address.port == 0) invalid_field(field + ".port must be in 1-65535, got 0");
+  }
+  if (sentinel.query_timeout <= 0ms) {
+    invalid_field("sentinel.query_timeout must be > 0, got " + millis(sentinel.query_timeout));
+  }
+  if (!sentinel.username.empty() && sentinel.password.empty()) {
+    invalid_field("sentinel.username is set but sentinel.password is empty");
+  }
+  validate_tls_files(sentinel.tls, "sentinel.tls");
+}
+
+}  // namespace
+
 void RedisOptions::validate() const {
-  if (unix_socket.empty()) {
+  if (sentinel) {
+    if (!unix_socket.empty()) invalid_field("unix_socket cannot be combined with sentinel");
+    validate_sentinel(*sentinel);
+  } else if (unix_socket.empty()) {
     if (host.empty()) invalid_field("host is empty and no unix_socket is set");
     if (port == 0) invalid_field("port must be in 1-65535, got 0");
   }
@@ -769,17 +934,14 @@ void RedisOptions::validate() const {
   if (tls.enabled && !unix_socket.empty()) {
     invalid_field("tls cannot be enabled together with unix_socket");
   }
-  if (!tls.cert_file.empty() && tls.key_file.empty()) {
-    invalid_field("tls.cert_file is set but tls.key_file is empty");
-  }
-  if (tls.cert_file.empty() && !tls.key_file.empty()) {
-    invalid_field("tls.key_file is set but tls.cert_file is empty");
-  }
+  validate_tls_files(tls, "tls");
 }
 
 std::string RedisOptions::to_string() const {
   std::string out;
-  if (!unix_socket.empty()) {
+  if (sentinel) {
+    out = tls.enabled ? "rediss-sentinel://" : "redis-sentinel://";
+  } else if (!unix_socket.empty()) {
     out = "unix://";
   } else {
     out = tls.enabled ? "rediss://" : "redis://";
@@ -792,6 +954,14 @@ std::string RedisOptions::to_string() const {
   if (!unix_socket.empty()) {
     out += urls::encode(unix_socket, urls::unreserved_chars + '/');
     if (database != 0) out += "?db=" + std::to_string(database);
+    return out;
+  }
+  if (sentinel) {
+    for (const auto& address : sentinel->sentinels) {
+      if (&address != &sentinel->sentinels.front()) out += ',';
+      out += host_for_url(address.host) + ':' + std::to_string(address.port);
+    }
+    out += '/' + std::to_string(database) + '#' + urls::encode(sentinel->master_name, urls::unreserved_chars);
     return out;
   }
   out += host_for_url(host) + ':' + std::to_string(port) + '/' + std::to_string(database);

@@ -42,6 +42,10 @@ enum class errc {
   /// Confirm mode: fewer than ElectorOptions::confirm_replicas replicas
   /// acknowledged a lease command within confirm_timeout; it does not count.
   not_confirmed,
+  // Sentinel conditions (redis-sentinel:// URLs).
+  sentinel_unreachable,  ///< no sentinel answered (each one's reason is in the detail)
+  master_unknown,        ///< every sentinel that answered knows no master by that name
+  not_master,            ///< the address the sentinels gave is not a master (ROLE), or it turned read-only
 };
 
 /// The category of errc codes; its name is "leasehold" and its messages

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace leasehold {
 
@@ -22,6 +23,34 @@ struct TlsOptions {
   bool verify_peer = true;      ///< never turn off in production
 };
 
+/// One sentinel's address.
+struct SentinelAddress {
+  std::string host;            ///< name or address; not empty
+  std::uint16_t port = 26379;  ///< 1-65535
+};
+
+/// A master found through Redis Sentinel instead of a fixed address
+/// (redis-sentinel:// URLs). Before every connection the client asks the
+/// sentinels in turn for the master's address (the one that answered moves
+/// to the front), connects, and checks with ROLE that the server is a master;
+/// a READONLY reply or a +switch-master announcement makes it resolve again.
+/// RedisOptions' credentials, database and TLS apply to the data nodes; the
+/// sentinels have their own here.
+struct SentinelOptions {
+  std::string master_name;                ///< the name the sentinels monitor; printable ASCII, no spaces
+  std::vector<SentinelAddress> sentinels;  ///< at least one
+  std::string username;                   ///< the sentinels' ACL user; empty: the default user
+  std::string password;                   ///< the sentinels' password; empty: no AUTH
+  TlsOptions tls;                         ///< TLS to the sentinels (rediss-sentinel:// enables it)
+  /// Bound on asking one sentinel (connect, AUTH, the query), so that a dead
+  /// sentinel costs this much before the next one is asked. > 0.
+  std::chrono::milliseconds query_timeout{500};
+  /// Subscribe to +switch-master on a sentinel and reconnect as soon as the
+  /// master changes, instead of when the old master fails. The announced
+  /// address is resolved and checked like any other.
+  bool follow_switch_master = true;
+};
+
 /// Where Redis is (TCP host and port, or a unix socket), how to log in, TLS,
 /// and the connection's timeouts and reconnect backoff. Aggregate: set
 /// fields directly or parse a URL with from_url().
@@ -33,6 +62,9 @@ struct RedisOptions {
   std::string username;         ///< ACL user; empty: the default user
   std::string password;         ///< never printed by to_string(), logs or errors
   TlsOptions tls;               ///< TLS settings; off unless tls.enabled (or a rediss:// URL)
+  /// When set, the master is found through these sentinels and host, port
+  /// and unix_socket are not used (unix_socket must stay empty).
+  std::optional<SentinelOptions> sentinel;
   /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
   /// ASCII without spaces; empty: skip.
   std::string client_name = "leasehold";
@@ -48,11 +80,17 @@ struct RedisOptions {
   std::chrono::milliseconds health_check_interval{1000};  ///< idle PING period; 0 disables
 
   /// Parses redis://[user[:password]@]host[:port][/db][?options],
-  /// rediss://... (TLS) and unix:///path[?db=N&options].
+  /// rediss://... (TLS), unix:///path[?db=N&options] and
+  /// redis-sentinel://[user:password@]host1[:port1][,host2[:port2]...][/db][?options]#master
+  /// (rediss-sentinel:// for TLS; sentinel ports default to 26379).
   /// Query options: connect_timeout, command_timeout (milliseconds),
   /// client_name, and for rediss: ca_file, cert_file, key_file, server_name,
   /// verify (true|false); for unix: db, user, password (or
-  /// unix://user:password@/path). IPv6 hosts go in brackets ([::1]).
+  /// unix://user:password@/path); for Sentinel: sentinel_user,
+  /// sentinel_password, sentinel_timeout (ms), sentinel_follow (true|false)
+  /// and sentinel_tls, sentinel_ca_file, sentinel_cert_file, sentinel_key_file,
+  /// sentinel_server_name, sentinel_verify (default: as the data nodes').
+  /// IPv6 hosts go in brackets ([::1]).
   /// Credentials end at the last '@' and are percent-decoded, as are the
   /// socket path and option values; ":password@" gives a password alone.
   /// Throws std::invalid_argument naming the URL (with any password masked)

@@ -7,6 +7,7 @@
 #include "../complete.hpp"
 #include "multiplexer.hpp"
 #include "reconnect.hpp"
+#include "sentinel_resolver.hpp"
 #include "stream.hpp"
 #include "subscriber.hpp"
 #include "watchdog.hpp"
@@ -30,6 +31,7 @@
 #include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <variant>
 
 namespace leasehold::redis::detail {
@@ -61,14 +63,20 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   ClientImpl(asio::any_io_executor ex, RedisOptions options, Role role)
       : ex_(std::move(ex)),
         options_(std::move(options)),
+        target_(options_),
         role_(role),
         fsm_(options_),
         mux_(options_.command_timeout, stats_),
         watchdog_(options_.command_timeout, options_.health_check_interval),
         write_signal_(ex_),
         watchdog_timer_(ex_),
-        backoff_timer_(ex_) {
+        backoff_timer_(ex_),
+        stop_signal_(ex_) {
     options_.validate();
+    if (options_.sentinel) {
+      resolver_.emplace(options_);
+      target_.sentinel.reset();
+    }
 #if LEASEHOLD_HAS_TLS
     if (options_.tls.enabled) tls_context_.emplace(make_tls_context(options_.tls));
 #else
@@ -85,6 +93,16 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     const auto action = fsm_.start(clock::now());
     if (action.kind != Reconnect::Action::Kind::connect) return;
     running_ = true;
+    stop_signal_.expires_at(clock::time_point::max());
+    if (resolver_ && options_.sentinel->follow_switch_master) {
+      if (!watcher_) {
+        watcher_ = SentinelWatcher::make(
+            ex_, options_, [weak = weak_from_this()](const MasterAddress& master, const std::string& sentinel) {
+              if (auto self = weak.lock()) self->on_switch_master(master, sentinel);
+            });
+      }
+      watcher_->start();
+    }
     asio::co_spawn(ex_, run(shared_from_this(), action), asio::detached);
   }
 
@@ -92,6 +110,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     if (fsm_.stopped()) return;
     fsm_.stop();
     if (stream_) stream_->close();
+    if (watcher_) watcher_->stop();
+    stop_signal_.cancel();
     write_signal_.cancel();
     watchdog_timer_.cancel();
     backoff_timer_.cancel();
@@ -235,16 +255,51 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   // One connection, from opening it by `deadline` to its end.
   asio::awaitable<Reconnect::Action> attempt(clock::time_point deadline) {
     decoder_ = ReplyDecoder{};
+    if (resolver_) {
+      // Resolution has its own bound (query_timeout per sentinel); the
+      // connection to the master then gets all of connect_timeout.
+      if (Error error = co_await resolve_master()) co_return fsm_.on_failed(std::move(error), clock::now());
+      deadline = clock::now() + options_.connect_timeout;
+    }
     asio::steady_timer timer(ex_, deadline);
     auto result = co_await (connect() || timer.async_wait(nothrow));
     const bool timed_out = result.index() == 1;
     Error error = timed_out ? Error{} : std::get<0>(std::move(result));
     if (!timed_out && !error) error = co_await serve();
+    if (recycle_reason_) error = std::exchange(recycle_reason_, Error{});
     subscriber_.on_disconnect();
     if (stream_) stream_->close();
     stream_.reset();
     if (timed_out) co_return fsm_.on_connect_timeout(clock::now());
     co_return fsm_.on_failed(std::move(error), clock::now());
+  }
+
+  // Sentinel: where the master is now. A stop() cancels the round.
+  asio::awaitable<Error> resolve_master() {
+    if (fsm_.stopped()) co_return make_error(errc::stopped);
+    auto result = co_await (resolver_->resolve(ex_) || stop_signal_.async_wait(nothrow));
+    if (result.index() == 1) co_return make_error(errc::stopped);
+    auto resolution = std::get<0>(std::move(result));
+    if (resolution.error) co_return std::move(resolution.error);
+    target_.host = resolution.address.host;
+    target_.port = resolution.address.port;
+    resolved_by_ = std::move(resolution.sentinel);
+    co_return Error{};
+  }
+
+  // A sentinel announced a new master: leave the old one now rather than
+  // when it fails (or, frozen, never does). The new address is resolved and
+  // checked with ROLE like any other.
+  void on_switch_master(const MasterAddress& master, const std::string& sentinel) {
+    if (fsm_.stopped()) return;
+    if (connected() && target_.host == master.host && target_.port == master.port) return;
+    if (stream_) {
+      recycle_reason_ = make_error(errc::not_master,
+                                   fmt::format("sentinel {} announced +switch-master for \"{}\" to {}; reconnecting",
+                                               sentinel, options_.sentinel->master_name, master.to_string()));
+      stream_->close();
+    }
+    backoff_timer_.cancel();  // a reconnect waiting out its backoff goes now
   }
 
   void went_down(const Reconnect::Action& action) {
@@ -259,8 +314,14 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 #if LEASEHOLD_HAS_TLS
     if (tls_context_) tls = &*tls_context_;
 #endif
-    if (Error e = co_await open_stream(ex_, options_, tls, stream_)) co_return e;
-    if (Error e = co_await handshake()) co_return e;
+    if (Error e = co_await open_stream(ex_, target_, tls, stream_)) co_return e;
+    if (Error e = co_await handshake()) {
+      if (e.code == errc::not_master) {
+        e.detail = fmt::format("{}, named by sentinel {} as master \"{}\": {}; asking again", target_.to_string(),
+                               resolved_by_, options_.sentinel->master_name, e.detail);
+      }
+      co_return e;
+    }
     if (!fsm_.on_up()) co_return make_error(errc::stopped);
     ++stats_.connects;
     last_error_ = {};
@@ -311,7 +372,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       // First what is already buffered: bytes that arrived with the last
       // handshake reply are served now, not when the next bytes come.
       if (Error e = dispatch_buffered()) {
-        ++stats_.protocol_errors;
+        if (e.code != errc::not_master) ++stats_.protocol_errors;
         co_return finish(std::move(e));
       }
       auto [ec, n] = co_await stream_->async_read_some(asio::buffer(buffer), nothrow);
@@ -343,8 +404,17 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   Error on_reply(Reply reply, clock::time_point now) {
     const bool ok = !reply.is_error();
+    // Sentinel: a master turned replica (a failover, a manual REPLICAOF)
+    // answers writes with READONLY; the caller gets that reply, and the
+    // connection goes, so that the next one asks the sentinels again.
+    const bool demoted = resolver_ && !ok && reply.str.starts_with("READONLY");
     Error error = mux_.on_reply(std::move(reply), now);
     if (!error && ok) note_reply(now);
+    if (!error && demoted) {
+      error = make_error(errc::not_master,
+                         fmt::format("{} answered READONLY: it is a replica now; asking the sentinels again",
+                                     target_.to_string()));
+    }
     return error;
   }
 
@@ -399,7 +469,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       }
       if (verdict.kind != Watchdog::Verdict::Kind::wait) {
         ++stats_.timeouts;
-        co_return finish(watchdog_.error(verdict.kind, options_.to_string()));
+        co_return finish(watchdog_.error(verdict.kind, target_.to_string()));
       }
       watchdog_timer_.expires_at(verdict.wake);
       co_await watchdog_timer_.async_wait(nothrow);
@@ -421,6 +491,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   asio::any_io_executor ex_;
   RedisOptions options_;
+  RedisOptions target_;  // the server to connect to: options_, or the master the sentinels named
   Role role_;
   Error last_error_;
   ClientStats stats_;
@@ -439,6 +510,11 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   asio::steady_timer write_signal_;
   asio::steady_timer watchdog_timer_;
   asio::steady_timer backoff_timer_;
+  asio::steady_timer stop_signal_;  // cancelled by stop(): ends a sentinel round
+  std::optional<SentinelResolver> resolver_;
+  std::shared_ptr<SentinelWatcher> watcher_;
+  std::string resolved_by_;  // the sentinel that named target_
+  Error recycle_reason_;     // why on_switch_master closed the connection
 #if LEASEHOLD_HAS_TLS
   std::optional<asio::ssl::context> tls_context_;
 #endif

@@ -1,5 +1,7 @@
 #include "reconnect.hpp"
 
+#include "sentinel_rules.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -54,6 +56,11 @@ Request Reconnect::begin_handshake(std::span<const Script* const> preloaded) {
     request.push({"CLIENT", "SETNAME", options_.client_name});
     steps_.push_back(Step::setname);
   }
+  if (options_.sentinel) {
+    // The spec's check: a sentinel may name a replica (stale, or mid-failover).
+    request.push({"ROLE"});
+    steps_.push_back(Step::role);
+  }
   for (const Script* s : preloaded) {
     request.push({"SCRIPT", "LOAD", s->body()});
     steps_.push_back(Step::script);
@@ -67,6 +74,7 @@ Error Reconnect::on_handshake_reply(const Reply& reply) {
             fmt::format("reply with no pending handshake step: {}", reply.debug_string())};
   }
   const Step step = steps_[next_step_++];
+  if (step == Step::role) return check_role(reply);
   if (!reply.is_error()) return {};
   switch (step) {
     case Step::auth:
@@ -76,6 +84,7 @@ Error Reconnect::on_handshake_reply(const Reply& reply) {
       return {make_error_code(errc::handshake_failed), fmt::format("SELECT {}: {}", options_.database, reply.str)};
     case Step::setname:
       return {make_error_code(errc::handshake_failed), fmt::format("CLIENT SETNAME: {}", reply.str)};
+    case Step::role:
     case Step::script:
       break;
   }

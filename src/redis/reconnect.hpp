@@ -53,9 +53,10 @@ class Reconnect {
   Action start(clock::time_point now);
   void stop() noexcept;
 
-  /// The handshake of a freshly opened stream: AUTH, SELECT, CLIENT SETNAME
-  /// and one SCRIPT LOAD per preloaded script, as far as configured, in one
-  /// request. Empty when there is nothing to say.
+  /// The handshake of a freshly opened stream: AUTH, SELECT, CLIENT SETNAME,
+  /// ROLE (Sentinel: the server must be a master) and one SCRIPT LOAD per
+  /// preloaded script, as far as configured, in one request. Empty when
+  /// there is nothing to say.
   Request begin_handshake(std::span<const Script* const> preloaded);
   /// Handshake replies still expected.
   std::size_t handshake_remaining() const noexcept { return steps_.size() - next_step_; }
@@ -78,7 +79,7 @@ class Reconnect {
   Action on_wait_elapsed(clock::time_point now);
 
  private:
-  enum class Step : std::uint8_t { auth, select, setname, script };
+  enum class Step : std::uint8_t { auth, select, setname, role, script };
 
   std::chrono::milliseconds backoff();
 
