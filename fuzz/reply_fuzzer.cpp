@@ -171,7 +171,7 @@ class Harness {
     if (is_leader) {
       const auto deadline = machine_.deadline();
       require(deadline.has_value(), "leader without a deadline");
-      require(*deadline == confirmed_ + timing_.ttl - timing_.drift_margin,
+      require(*deadline == confirmed_ + timing_.ttl - timing_.deadline_margin,
               "deadline not measured from the confirming command's send instant");
       require(now_ < *deadline, "leader at or past its deadline");
     } else {

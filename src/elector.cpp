@@ -228,11 +228,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   // Valid but risky: a renewal that times out only after the local deadline
   // cannot be followed by a re-claim while the key is still ours.
   void warn_about_timing(const RedisOptions& redis) const {
-    const auto room = options().ttl - options().effective_drift_margin() - options().effective_heartbeat();
+    const auto room = options().ttl - options().effective_deadline_margin() - options().effective_heartbeat();
     if (redis.command_timeout < room) return;
     log(LogLevel::warning,
-        fmt::format("elector {}: command_timeout ({} ms) is not shorter than ttl - drift_margin - heartbeat_interval "
-                    "({} ms): a hung renewal is detected only after the lease is lost",
+        fmt::format("elector {}: command_timeout ({} ms) is not shorter than ttl - drift_margin - clock_skew - "
+                    "heartbeat_interval ({} ms): a hung renewal is detected only after the lease is lost",
                     id(), redis.command_timeout.count(), room.count()));
   }
 

@@ -36,10 +36,10 @@ void validate_confirm_mode(const ElectorOptions& o) {
     fail(fmt::format("ElectorOptions.confirm_timeout must be > 0 (got {} ms); WAIT 0 would wait forever",
                      o.confirm_timeout.count()));
   }
-  const auto budget = o.ttl - o.effective_drift_margin() - o.effective_heartbeat();
+  const auto budget = o.ttl - o.effective_deadline_margin() - o.effective_heartbeat();
   if (o.confirm_timeout >= budget) {
     fail(fmt::format("ElectorOptions.confirm_timeout ({} ms) must be shorter than ttl - drift_margin - "
-                     "heartbeat_interval ({} ms), or a confirmed renewal lands after the deadline",
+                     "clock_skew - heartbeat_interval ({} ms), or a confirmed renewal lands after the deadline",
                      o.confirm_timeout.count(), budget.count()));
   }
 }
@@ -75,15 +75,26 @@ void ElectorOptions::validate() const {
     fail(fmt::format("ElectorOptions.drift_margin must be >= 0 and less than half the ttl (got {} ms, ttl {} ms)",
                      drift.count(), ttl.count()));
   }
+  if (clock_skew.count() < 0) {
+    fail(fmt::format("ElectorOptions.clock_skew must be >= 0 (got {} ms)", clock_skew.count()));
+  }
+  // Both margins come off every lease: together they must leave most of it.
+  // (Compared without the sum, which a huge skew would overflow.)
+  if (clock_skew >= ttl / 2 - drift) {
+    fail(fmt::format("ElectorOptions.clock_skew: drift_margin + clock_skew must be less than half the ttl "
+                     "(got {} + {} ms, ttl {} ms)",
+                     drift.count(), clock_skew.count(), ttl.count()));
+  }
+  const auto margin = effective_deadline_margin();
   const auto heartbeat = effective_heartbeat();
   if (heartbeat.count() <= 0) {
     fail(fmt::format("ElectorOptions.heartbeat_interval must be > 0 (got {} ms)", heartbeat.count()));
   }
-  if (heartbeat >= ttl - drift) {
+  if (heartbeat >= ttl - margin) {
     fail(fmt::format(
-        "ElectorOptions.heartbeat_interval ({} ms) must be shorter than ttl - drift_margin ({} ms), "
+        "ElectorOptions.heartbeat_interval ({} ms) must be shorter than ttl - drift_margin - clock_skew ({} ms), "
         "or the lease lapses before it is renewed",
-        heartbeat.count(), (ttl - drift).count()));
+        heartbeat.count(), (ttl - margin).count()));
   }
   if (retry_interval.count() <= 0) {
     fail(fmt::format("ElectorOptions.retry_interval must be > 0 (got {} ms)", retry_interval.count()));

@@ -15,6 +15,11 @@ std::string_view to_string(LeaseState state) noexcept {
   return "unknown";
 }
 
+LeaseTiming LeaseTiming::from(const ElectorOptions& options) {
+  return {options.ttl, options.effective_heartbeat(), options.retry_interval, options.effective_deadline_margin(),
+          options.effective_hold_off()};
+}
+
 LeaseMachine::LeaseMachine(const LeaseTiming& timing, std::string_view instance_id)
     : timing_(timing), id_(instance_id) {}
 

@@ -17,6 +17,7 @@
 // leave_leader), which set and clear the deadline and emit elected / revoked,
 // so each fires exactly once per term and in order.
 
+#include <leasehold/elector_options.hpp>
 #include <leasehold/revoke_reason.hpp>
 
 #include <chrono>
@@ -35,8 +36,13 @@ struct LeaseTiming {
   Duration ttl;
   Duration heartbeat_interval;
   Duration retry_interval;
-  Duration drift_margin;
+  /// Kept back from the ttl by the local deadline: the drift margin plus the
+  /// skew between Redis nodes' clocks (ElectorOptions::effective_deadline_margin).
+  Duration deadline_margin;
   Duration step_down_hold_off;
+
+  /// The timing an elector with these (validated) options runs its groups on.
+  static LeaseTiming from(const ElectorOptions& options);
 };
 
 enum class Command : std::uint8_t { none, acquire, renew, release };
@@ -130,7 +136,7 @@ class LeaseMachine {
   void leave_leader(Output& out, RevokeReason reason, LeaseState next);
   void see_holder(Output& out, std::string_view holder);
   void forget_holder();
-  TimePoint lease_end(TimePoint sent_at) const { return sent_at + timing_.ttl - timing_.drift_margin; }
+  TimePoint lease_end(TimePoint sent_at) const { return sent_at + timing_.ttl - timing_.deadline_margin; }
 
   const LeaseTiming& timing_;
   std::string_view id_;

@@ -20,7 +20,8 @@ struct ElectorOptions {
   /// At least 100 ms.
   std::chrono::milliseconds ttl{5000};
   /// Leader's renewal period. Default: ttl / 3. Must be shorter than
-  /// ttl - drift_margin, so that a renewal can land before the deadline.
+  /// ttl - drift_margin - clock_skew, so that a renewal can land before the
+  /// deadline.
   std::optional<std::chrono::milliseconds> heartbeat_interval;
   /// Standby polling bound (when release notices are unavailable) and the
   /// delay before re-claiming after an error. Greater than 0.
@@ -38,9 +39,17 @@ struct ElectorOptions {
   std::string instance_id;
   /// Groups to campaign for besides "default"; each a valid group name.
   std::vector<std::string> groups;
-  /// Safety allowance subtracted from the local deadline. Default: 1% of
-  /// ttl + 2 ms. At least 0 and less than ttl / 2.
+  /// Safety allowance subtracted from the local deadline for clock rates
+  /// and scheduling jitter. Default: 1% of ttl + 2 ms. At least 0, and
+  /// drift_margin + clock_skew less than ttl / 2.
   std::optional<std::chrono::milliseconds> drift_margin;
+  /// The largest difference between the wall clocks of the Redis nodes that
+  /// can be promoted to master (replicas behind Sentinel or in a Cluster
+  /// shard). Redis replicates a lease's expiry as an absolute wall-clock
+  /// instant, so a promoted replica whose clock runs ahead by S expires it S
+  /// early; the local deadline is shortened by this much too. Default 0 (one
+  /// Redis, or clocks kept within the drift margin). At least 0.
+  std::chrono::milliseconds clock_skew{0};
   /// After step_down(), this instance does not campaign for the group for this
   /// long, so that a standby wins. Default: retry_interval. At least 0.
   std::optional<std::chrono::milliseconds> step_down_hold_off;
@@ -63,8 +72,8 @@ struct ElectorOptions {
   /// can neither lose a lease nor let a stale master extend one. 0: off.
   int confirm_replicas = 0;
   /// How long WAIT waits for the replicas. Greater than 0 and shorter than
-  /// ttl - drift_margin - heartbeat_interval, so that a confirmed renewal
-  /// can still land before the deadline.
+  /// ttl - drift_margin - clock_skew - heartbeat_interval, so that a
+  /// confirmed renewal can still land before the deadline.
   std::chrono::milliseconds confirm_timeout{100};
 
   /// The values in effect once defaults are applied.
@@ -73,6 +82,10 @@ struct ElectorOptions {
   std::chrono::milliseconds effective_drift_margin() const {
     return drift_margin.value_or(ttl / 100 + std::chrono::milliseconds(2));
   }
+  /// What the local deadline keeps back from the ttl: the drift margin plus
+  /// the clock skew. A lease confirmed by a command sent at S counts locally
+  /// until S + ttl - effective_deadline_margin().
+  std::chrono::milliseconds effective_deadline_margin() const { return effective_drift_margin() + clock_skew; }
   /// step_down_hold_off, or its default (retry_interval) when unset.
   std::chrono::milliseconds effective_hold_off() const { return step_down_hold_off.value_or(retry_interval); }
 

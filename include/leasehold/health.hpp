@@ -32,7 +32,7 @@ struct Health {
   /// Over the groups this instance leads: how late the current renewal is
   /// (now - scheduled instant) while it is due but not yet sent, else how
   /// late the last one was sent. Zero when leading nothing. A lag above
-  /// ttl - drift_margin - heartbeat_interval costs the lease.
+  /// ttl - drift_margin - clock_skew - heartbeat_interval costs the lease.
   Duration heartbeat_lag{};
   /// Groups whose last lease command got an error reply (NOPERM, WRONGTYPE,
   /// OOM, ...), which no reconnect cures.

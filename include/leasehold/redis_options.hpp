@@ -73,7 +73,7 @@ struct RedisOptions {
   std::chrono::milliseconds connect_timeout{2000};
   /// Bound on each reply; on expiry the connection is reset, since the
   /// command's outcome is unknown. > 0; keep it below
-  /// ttl - drift_margin - heartbeat_interval.
+  /// ttl - drift_margin - clock_skew - heartbeat_interval.
   std::chrono::milliseconds command_timeout{1000};
   std::chrono::milliseconds reconnect_min{50};      ///< first reconnect delay; > 0
   std::chrono::milliseconds reconnect_max{2000};    ///< backoff cap; >= reconnect_min

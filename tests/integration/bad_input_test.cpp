@@ -89,6 +89,8 @@ TEST(BadInput, InvalidOptionsThrowAtConstructionNamingTheField) {
       {bad([](auto& o) { o.heartbeat_interval = o.ttl; }), "ElectorOptions.heartbeat_interval"},
       {bad([](auto& o) { o.retry_interval = 0ms; }), "ElectorOptions.retry_interval"},
       {bad([](auto& o) { o.drift_margin = -1ms; }), "ElectorOptions.drift_margin"},
+      {bad([](auto& o) { o.clock_skew = -1ms; }), "ElectorOptions.clock_skew"},
+      {bad([](auto& o) { o.clock_skew = o.ttl / 2; }), "ElectorOptions.clock_skew"},
       {bad([](auto& o) { o.key_prefix = ""; }), "ElectorOptions.key_prefix"},
       {bad([](auto& o) { o.key_prefix = "lead\ner:"; }), "ElectorOptions.key_prefix"},
       {bad([](auto& o) { o.instance_id = "id\r\n"; }), "ElectorOptions.instance_id"},

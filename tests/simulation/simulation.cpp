@@ -278,8 +278,7 @@ World::World(const Config& config)
   options_.retry_interval = Ms(config_.retry_ms);
   options_.empty_restart_guard = config_.empty_restart_guard;
   for (int g = 1; g <= config_.groups; ++g) options_.groups.push_back(fmt::format("g{}", g));
-  timing_ = detail::LeaseTiming{options_.ttl, options_.effective_heartbeat(), options_.retry_interval,
-                                options_.effective_drift_margin(), options_.effective_hold_off()};
+  timing_ = detail::LeaseTiming::from(options_);
   processes_.resize(static_cast<std::size_t>(config_.instances));
   for (int i = 0; i < config_.instances; ++i) spawn(i, fmt::format("i{}", i));
 }

@@ -2,9 +2,10 @@
 // hand with a simulated clock, and a randomized property test over the whole
 // input set.
 //
-// Timing throughout: ttl 5000 ms, heartbeat 1666 ms, retry 1000 ms, drift
-// 52 ms, step-down hold-off 1000 ms. A term confirmed by a command sent at S
-// therefore lasts until S + 4948 ms.
+// Timing throughout (but for the clock-skew tests): ttl 5000 ms, heartbeat
+// 1666 ms, retry 1000 ms, deadline margin 52 ms (the default drift margin, no
+// clock skew), step-down hold-off 1000 ms. A term confirmed by a command sent
+// at S therefore lasts until S + 4948 ms.
 
 #include <lease_machine.hpp>
 
@@ -1089,6 +1090,60 @@ TEST_F(LeaseMachineTest, RenewalsNeverConfirmedDemoteAtTheDeadline) {
   const Output out = timer();
   EXPECT_EQ(out.revoked, RevokeReason::deadline_passed);
   expect_not_leader();
+}
+
+// ---------------------------------------------------------------------------
+// Clock skew between Redis nodes: the deadline keeps back drift + skew
+
+// ElectorOptions with ttl 5000 ms (as kTtl) and `clock_skew`, the rest default.
+leasehold::ElectorOptions options_with_skew(std::chrono::milliseconds clock_skew) {
+  leasehold::ElectorOptions options;
+  options.ttl = 5000ms;
+  options.clock_skew = clock_skew;
+  return options;
+}
+
+TEST(LeaseTimingFromOptions, WithoutASkewTheMarginIsTheDriftMargin) {
+  const LeaseTiming timing = LeaseTiming::from(options_with_skew(0ms));
+  EXPECT_EQ(timing.deadline_margin, kDrift);
+  EXPECT_EQ(timing.heartbeat_interval, kHeartbeat);
+}
+
+// ttl 5000 ms, clock_skew 1000 ms: the default drift margin (52 ms) plus the
+// skew, so a term confirmed by a command sent at S counts locally until
+// S + 3948 ms. A replica whose clock runs 1000 ms ahead, once promoted,
+// expires the key at S + 4000 - 1000 ms at the earliest: after that.
+TEST(LeaseMachineClockSkew, TheDeadlineKeepsBackTheDriftMarginPlusTheSkew) {
+  const LeaseTiming timing = LeaseTiming::from(options_with_skew(1000ms));
+  ASSERT_EQ(timing.deadline_margin, 1052ms);
+  constexpr Duration lease = 3948ms;
+  LeaseMachine m{timing, "me"};
+  TimePoint now = kT0;
+  EXPECT_OUT(m.start(now));
+  EXPECT_OUT(m.on_connected(now), .send = Command::acquire, .seq = 1);
+  now += 10ms;
+  EXPECT_OUT(m.on_acquire_reply(now, 1, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000, .token = 1}),
+             .wake = kT0 + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_EQ(At{m.deadline()}, At{kT0 + lease});
+
+  // A confirmed renewal moves the deadline to its send instant + 3948 ms.
+  now = kT0 + kHeartbeat;
+  EXPECT_OUT(m.on_timer(now), .send = Command::renew, .seq = 2, .wake = kT0 + lease);
+  const TimePoint renewed_at = now;
+  now += 30ms;
+  EXPECT_OUT(m.on_renew_reply(now, 2, true), .wake = renewed_at + kHeartbeat);
+  EXPECT_EQ(At{m.deadline()}, At{renewed_at + lease});
+
+  // The next renewal is never answered (a cut-off leader): the term ends at
+  // that deadline, 1000 ms before the one without a skew.
+  now = renewed_at + kHeartbeat;
+  EXPECT_OUT(m.on_timer(now), .send = Command::renew, .seq = 3, .wake = renewed_at + lease);
+  now = renewed_at + lease - 1ns;
+  EXPECT_OUT(m.on_timer(now), .wake = renewed_at + lease);
+  EXPECT_TRUE(m.is_leader());
+  now += 1ns;
+  EXPECT_OUT(m.on_timer(now), .revoked = RevokeReason::deadline_passed);
+  EXPECT_FALSE(m.is_leader());
 }
 
 // ---------------------------------------------------------------------------

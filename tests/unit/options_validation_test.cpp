@@ -141,6 +141,80 @@ TEST(ElectorOptionsValidation, NegativeOrHugeDriftNamesDrift) {
   EXPECT_NO_THROW(with([](auto& o) { o.drift_margin = 0ms; }).validate());
 }
 
+TEST(ElectorOptionsValidation, TheDeadlineMarginIsTheDriftMarginPlusTheClockSkew) {
+  EXPECT_EQ(ElectorOptions{}.clock_skew, 0ms) << "off by default";
+  EXPECT_EQ(ElectorOptions{}.effective_deadline_margin(), 52ms) << "1% of 5 s + 2 ms, no skew";
+  EXPECT_EQ(with([](auto& o) { o.clock_skew = 1000ms; }).effective_deadline_margin(), 1052ms);
+  EXPECT_EQ(with([](auto& o) {
+              o.drift_margin = 0ms;
+              o.clock_skew = 30ms;
+            }).effective_deadline_margin(),
+            30ms);
+}
+
+TEST(ElectorOptionsValidation, NegativeClockSkewNamesClockSkew) {
+  for (const auto skew : {-1ms, -1000ms}) {
+    const auto message = options_error(with([&](auto& o) { o.clock_skew = skew; }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.clock_skew must be >= 0")) << message;
+    EXPECT_TRUE(contains(message, std::to_string(skew.count()))) << "the message shows the value: " << message;
+  }
+  EXPECT_NO_THROW(with([](auto& o) { o.clock_skew = 0ms; }).validate());
+}
+
+TEST(ElectorOptionsValidation, DriftPlusSkewOfHalfTheTtlOrMoreNamesClockSkew) {
+  // ttl 5000 ms, drift 52 ms (default): the skew may be at most 2447 ms.
+  for (const auto skew : {2448ms, 2500ms, 5000ms, std::chrono::milliseconds::max()}) {
+    const auto message = options_error(with([&](auto& o) {
+      o.clock_skew = skew;
+      o.heartbeat_interval = 1000ms;  // so that only the margin is at fault
+    }));
+    EXPECT_TRUE(contains(message, "ElectorOptions.clock_skew")) << message;
+    EXPECT_TRUE(contains(message, "drift_margin + clock_skew must be less than half the ttl")) << message;
+    EXPECT_TRUE(contains(message, "52 + " + std::to_string(skew.count()) + " ms")) << message;
+  }
+  EXPECT_NO_THROW(with([](auto& o) {
+    o.clock_skew = 2447ms;
+    o.heartbeat_interval = 1000ms;
+  }).validate());
+  // A bad drift margin on its own is still reported as such.
+  EXPECT_TRUE(contains(options_error(with([](auto& o) {
+                         o.drift_margin = 2500ms;
+                         o.clock_skew = 100ms;
+                       })),
+                       "ElectorOptions.drift_margin"));
+}
+
+TEST(ElectorOptionsValidation, TheHeartbeatAndConfirmBudgetsCountTheSkew) {
+  // ttl 1000 ms, drift 10 ms, skew 100 ms: the renewal must be sent before 890 ms.
+  auto message = options_error(with([](auto& o) {
+    o.ttl = 1000ms;
+    o.drift_margin = 10ms;
+    o.clock_skew = 100ms;
+    o.heartbeat_interval = 890ms;
+  }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.heartbeat_interval (890 ms)")) << message;
+  EXPECT_TRUE(contains(message, "ttl - drift_margin - clock_skew (890 ms)")) << message;
+  EXPECT_NO_THROW(with([](auto& o) {
+    o.ttl = 1000ms;
+    o.drift_margin = 10ms;
+    o.clock_skew = 100ms;
+    o.heartbeat_interval = 889ms;
+  }).validate());
+  // ttl 5000, drift 52, skew 1000, heartbeat 1666: a confirmed renewal has 2282 ms.
+  message = options_error(with([](auto& o) {
+    o.clock_skew = 1000ms;
+    o.confirm_replicas = 1;
+    o.confirm_timeout = 2282ms;
+  }));
+  EXPECT_TRUE(contains(message, "ElectorOptions.confirm_timeout (2282 ms)")) << message;
+  EXPECT_TRUE(contains(message, "ttl - drift_margin - clock_skew - heartbeat_interval (2282 ms)")) << message;
+  EXPECT_NO_THROW(with([](auto& o) {
+    o.clock_skew = 1000ms;
+    o.confirm_replicas = 1;
+    o.confirm_timeout = 2281ms;
+  }).validate());
+}
+
 TEST(ElectorOptionsValidation, NegativeHoldOffAndNonPositiveStopTimeoutAreNamed) {
   auto message = options_error(with([](auto& o) { o.step_down_hold_off = -1ms; }));
   EXPECT_TRUE(contains(message, "ElectorOptions.step_down_hold_off")) << message;
