@@ -317,6 +317,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     if (Error e = co_await open_stream(ex_, target_, tls, stream_)) co_return e;
     if (Error e = co_await handshake()) {
       if (e.code == errc::not_master) {
+        resolver_->distrust_last_answer();
         e.detail = fmt::format("{}, named by sentinel {} as master \"{}\": {}; asking again", target_.to_string(),
                                resolved_by_, options_.sentinel->master_name, e.detail);
       }

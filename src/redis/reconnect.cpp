@@ -76,6 +76,10 @@ Error Reconnect::on_handshake_reply(const Reply& reply) {
   const Step step = steps_[next_step_++];
   if (step == Step::role) return check_role(reply);
   if (!reply.is_error()) return {};
+  // Any step may meet a server that wants a password none was given for.
+  if (reply.str.starts_with("NOAUTH")) {
+    return {make_error_code(errc::auth_failed), fmt::format("the server requires a password: {}", reply.str)};
+  }
   switch (step) {
     case Step::auth:
       return {make_error_code(errc::auth_failed),

@@ -34,6 +34,9 @@ class SentinelResolver {
 
   /// One round over every sentinel. Cancellable (terminal cancellation).
   asio::awaitable<Resolution> resolve(const asio::any_io_executor& ex);
+  /// The address of the last resolve() failed the ROLE check: its sentinel
+  /// is asked last next time.
+  void distrust_last_answer() { roster_.distrust_first(); }
 
  private:
   asio::awaitable<SentinelAnswer> ask(const asio::any_io_executor& ex, const SentinelAddress& sentinel);

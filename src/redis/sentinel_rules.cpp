@@ -68,6 +68,10 @@ void SentinelRoster::answered(std::size_t k) {
               order_.begin() + static_cast<std::ptrdiff_t>(k) + 1);
 }
 
+void SentinelRoster::distrust_first() {
+  if (order_.size() > 1) std::rotate(order_.begin(), order_.begin() + 1, order_.end());
+}
+
 void ResolveRound::add(const SentinelAddress& sentinel, const SentinelAnswer& answer) {
   if (answer.kind == SentinelAnswer::Kind::null) {
     nulls_.push_back(describe(sentinel));

@@ -52,6 +52,9 @@ class SentinelRoster {
   const SentinelAddress& at(std::size_t k) const { return order_[k]; }
   /// The k-th sentinel answered: it goes first from now on.
   void answered(std::size_t k);
+  /// The first sentinel named a server that is not a master (stale, or
+  /// lying): it goes last, so that the next round asks the others first.
+  void distrust_first();
 
  private:
   std::vector<SentinelAddress> order_;

@@ -62,6 +62,9 @@ TEST(SentinelRules, TheSentinelThatAnsweredIsAskedFirstNextTime) {
   EXPECT_EQ(roster.at(0).host, "c");
   roster.answered(7);  // out of range: nothing moves
   EXPECT_EQ(roster.at(0).host, "c");
+  roster.distrust_first();  // c named a replica
+  EXPECT_EQ(roster.at(0).host, "a");
+  EXPECT_EQ(roster.at(2).host, "c");
 }
 
 TEST(SentinelRules, EveryoneAnsweringNilMeansAnUnknownMaster) {

@@ -1,0 +1,139 @@
+// Leases across Sentinel failovers on a real topology (one master, two
+// replicas, three sentinels): a killed master, a frozen master that comes
+// back still believing it is the master, and SENTINEL FAILOVER. Two electors
+// in one process; at every step of the event loop at most one may lead, and
+// with confirm mode no token is handed out twice.
+
+#include "support/elector_fixture.hpp"
+#include "support/sentinel_topology.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+
+namespace lh = leasehold;
+using lh::test::Fleet;
+using lh::test::SentinelTopology;
+using namespace std::chrono_literals;
+
+namespace {
+
+lh::ElectorOptions confirming(std::string id) {
+  auto o = lh::test::fast_options(std::move(id));
+  o.ttl = 2000ms;
+  o.empty_restart_guard = false;  // a fresh group per test; the counter is replicated
+  o.confirm_replicas = 1;         // of two: Sentinel promotes the most up-to-date replica
+  o.confirm_timeout = 200ms;
+  return o;
+}
+
+lh::RedisOptions sentinel_redis(const SentinelTopology& topology) {
+  auto options = lh::RedisOptions::from_url(topology.sentinel_url());
+  options.command_timeout = 500ms;
+  options.reconnect_max = 200ms;
+  return options;
+}
+
+/// Runs the fleet until `done` (polled at most every 100 ms: it may ask the
+/// sentinels) or `bound`; records whether two electors ever led at once.
+struct Watch {
+  Fleet& fleet;
+  bool overlap = false;
+
+  bool until(const std::function<bool()>& done, std::chrono::milliseconds bound) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    auto next_poll = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() < deadline) {
+      fleet.io.run_for(5ms);
+      if (fleet.leaders().size() > 1) overlap = true;
+      if (std::chrono::steady_clock::now() >= next_poll) {
+        if (done()) return true;
+        next_poll = std::chrono::steady_clock::now() + 100ms;
+      }
+    }
+    return false;
+  }
+};
+
+void expect_distinct_tokens(Fleet& fleet) {
+  std::set<std::uint64_t> tokens;
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    for (const auto& elected : fleet.events(i).elected) {
+      EXPECT_TRUE(tokens.insert(elected.token).second) << "token " << elected.token << " handed out twice";
+    }
+  }
+}
+
+/// Both electors campaign; returns once one leads.
+void start_two(Fleet& fleet) {
+  fleet.add(confirming("a"));
+  fleet.add(confirming("b"));
+  ASSERT_TRUE(fleet.wait_single_leader());
+}
+
+bool someone_leads_on(Fleet& fleet, SentinelTopology& topology, std::size_t node) {
+  const auto leaders = fleet.leaders();
+  if (leaders.size() != 1) return false;
+  const auto holder = topology.node(node).admin().get("leader:default");
+  return holder && *holder == fleet.at(leaders.front()).instance_id();
+}
+
+}  // namespace
+
+TEST(SentinelFailover, AfterTheMasterIsKilledTheGroupIsLedOnThePromotedReplica) {
+  SentinelTopology topology;
+  Fleet fleet(sentinel_redis(topology));
+  start_two(fleet);
+  topology.kill_master();
+  Watch watch{fleet};
+  std::optional<std::size_t> promoted;
+  ASSERT_TRUE(watch.until([&] {
+    promoted = topology.current_master();
+    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
+  }, 20s)) << topology.log_tails();
+  EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s)) << topology.log_tails();
+  EXPECT_FALSE(watch.overlap);
+  expect_distinct_tokens(fleet);
+}
+
+// The dangerous one: the frozen master still holds connections and, resumed,
+// still says it is the master until the sentinels demote it. Renewals there
+// get no replica's acknowledgement, so they do not count.
+TEST(SentinelFailover, AFrozenMasterThatComesBackAfterThePromotionNeverYieldsASecondLeader) {
+  SentinelTopology topology;
+  Fleet fleet(sentinel_redis(topology));
+  start_two(fleet);
+  topology.pause_node(0);
+  Watch watch{fleet};
+  std::optional<std::size_t> promoted;
+  ASSERT_TRUE(watch.until([&] {
+    promoted = topology.current_master();
+    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
+  }, 20s)) << topology.log_tails();
+  ASSERT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s));
+  topology.resume_node(0);
+  ASSERT_TRUE(watch.until([&] { return topology.is_replica_of(0, *promoted); }, 30s)) << topology.log_tails();
+  EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 10s));
+  EXPECT_FALSE(watch.overlap);
+  expect_distinct_tokens(fleet);
+}
+
+// SENTINEL FAILOVER: the old master keeps accepting writes for seconds; the
+// +switch-master announcement moves both electors at once.
+TEST(SentinelFailover, AManualFailoverMovesTheGroupToTheNewMasterWithoutASecondLeader) {
+  SentinelTopology topology;
+  Fleet fleet(sentinel_redis(topology));
+  start_two(fleet);
+  topology.manual_failover();
+  Watch watch{fleet};
+  std::optional<std::size_t> promoted;
+  ASSERT_TRUE(watch.until([&] {
+    promoted = topology.current_master();
+    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
+  }, 20s)) << topology.log_tails();
+  EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s)) << topology.log_tails();
+  watch.until([] { return false; }, 2s);  // two more seconds under watch
+  EXPECT_FALSE(watch.overlap);
+}
