@@ -22,6 +22,12 @@ void ConnectionReports::commands_up(TimePoint now) {
 // The client reports each outage once (the first failure, not every retry).
 bool ConnectionReports::commands_down(TimePoint now, const Error& error, bool stopping) {
   if (stopping) return false;
+  if (error.code == errc::master_changed) {
+    // A planned move, not an outage: no error event, leaders keep their terms.
+    log(LogLevel::info, fmt::format("elector {}: {}; leaders keep their terms until their deadlines", id_,
+                                    error.message()));
+    return false;
+  }
   if (!outage_since_) outage_since_ = now;
   log(LogLevel::warning,
       fmt::format("elector {}: {} Redis {}: {}; nobody here leads until it is back, retrying with backoff", id_,

@@ -281,7 +281,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
       return core_.connection_up(now);
     }
     if (reports_.commands_down(now, error, core_.lifecycle() != Lifecycle::running)) emit_error("", error);
-    core_.connection_down(now, error.code == errc::timeout);
+    if (error.code == errc::master_changed) {
+      core_.connection_switching(now);
+    } else {
+      core_.connection_down(now, error.code == errc::timeout);
+    }
   }
 
   void pulse() {

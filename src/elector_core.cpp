@@ -156,6 +156,16 @@ void ElectorCore::connection_down(TimePoint now, bool timed_out) {
   }
 }
 
+void ElectorCore::connection_switching(TimePoint now) {
+  connected_ = false;
+  connect_next_ = connect_end_;
+  const error_code why = make_error_code(errc::master_changed);
+  for (GroupState* g : begun_) {
+    if (g->machine.in_flight() == Command::release) g->release_error = why;
+    apply(*g, g->machine.on_switching(now), now);
+  }
+}
+
 void ElectorCore::notices_available(bool available, TimePoint now) {
   notices_ = available;
   for (GroupState* g : begun_) apply(*g, g->machine.on_notices_available(now, available), now);

@@ -70,6 +70,9 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   void connection_up(TimePoint now);
   /// `timed_out`: the connection was reset because a command timed out.
   void connection_down(TimePoint now, bool timed_out);
+  /// The connection is moving to the master the sentinels announced: leaders
+  /// keep their terms until their deadlines (LeaseMachine::on_switching).
+  void connection_switching(TimePoint now);
   bool connected() const noexcept { return connected_; }
   void notices_available(bool available, TimePoint now);
   void release_notice(std::string_view channel, std::string_view releaser, TimePoint now);

@@ -36,6 +36,7 @@ class Category final : public boost::system::error_category {
       case errc::sentinel_unreachable: return "no sentinel could be reached";
       case errc::master_unknown: return "the sentinels know no master by that name";
       case errc::not_master: return "the server the sentinels named is not a master";
+      case errc::master_changed: return "the sentinels announced a new master";
     }
     return "unknown leasehold error";
   }

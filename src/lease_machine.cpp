@@ -41,6 +41,7 @@ void LeaseMachine::enter_leader(Output& out, TimePoint sent_at, std::int64_t tok
 
 void LeaseMachine::leave_leader(Output& out, RevokeReason reason, LeaseState next) {
   state_ = next;
+  switching_ = false;
   out.revoked = reason;
   forget_holder();  // unknown until the next acquire reply says who holds it
 }
@@ -89,7 +90,8 @@ Output LeaseMachine::send(Output out, Command command, TimePoint now) {
 // acquire attempt) and computes the next wake-up. Every input ends here.
 Output LeaseMachine::settle(Output out, TimePoint now) {
   if (state_ == LeaseState::leader && now >= lease_end(confirmed_at_)) {
-    leave_leader(out, RevokeReason::deadline_passed, LeaseState::candidate);
+    // Between masters there is nothing to re-claim on yet.
+    leave_leader(out, RevokeReason::deadline_passed, switching_ ? LeaseState::disconnected : LeaseState::candidate);
     next_attempt_ = now;  // the key may still be ours: re-claim at once
   }
   if (state_ == LeaseState::held_off && now >= hold_until_) {
@@ -98,7 +100,7 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
   }
   const bool idle_line = in_flight_ == Command::none && out.send == Command::none;
   if (idle_line) {
-    if (state_ == LeaseState::leader && now >= renewal_due()) {
+    if (state_ == LeaseState::leader && !switching_ && now >= renewal_due()) {
       out = send(std::move(out), Command::renew, now);
     } else if (state_ == LeaseState::candidate && now >= next_attempt_) {
       out = send(std::move(out), Command::acquire, now);
@@ -109,9 +111,7 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
   switch (state_) {
     case LeaseState::leader: {
       const TimePoint end = lease_end(confirmed_at_);
-      out.wake = in_flight_ == Command::renew
-                     ? end
-                     : std::min(end, renewal_due());
+      out.wake = in_flight_ == Command::renew || switching_ ? end : std::min(end, renewal_due());
       break;
     }
     case LeaseState::candidate:
@@ -148,6 +148,11 @@ Output LeaseMachine::stop(TimePoint now) {
       out.stopped = true;
       return settle(out, now);
     case LeaseState::leader:
+      if (switching_) {  // no connection to release on: the lease runs out
+        leave_leader(out, RevokeReason::stopped, LeaseState::stopped);
+        out.stopped = true;
+        return settle(out, now);
+      }
       leave_leader(out, RevokeReason::stopped, LeaseState::stopping);
       break;
     case LeaseState::candidate:
@@ -173,6 +178,12 @@ Output LeaseMachine::step_down(TimePoint now) {
       out.released = true;
       return settle(out, now);
     case LeaseState::leader:
+      if (switching_) {  // as when disconnected: the hold-off starts now, no release to send
+        leave_leader(out, RevokeReason::stepped_down, LeaseState::disconnected);
+        hold_until_ = now + timing_.step_down_hold_off;
+        out.released = true;
+        return settle(out, now);
+      }
       leave_leader(out, RevokeReason::stepped_down, LeaseState::held_off);
       break;
     case LeaseState::candidate:
@@ -189,6 +200,12 @@ Output LeaseMachine::on_timer(TimePoint now) { return settle({}, now); }
 // ---- connection -----------------------------------------------------------
 
 Output LeaseMachine::on_connected(TimePoint now) {
+  if (state_ == LeaseState::leader && switching_) {
+    // On the new master: renew at once, the same term and token if the
+    // lease made it there, a refusal (and demotion) if it did not.
+    switching_ = false;
+    return settle(send({}, Command::renew, now), now);
+  }
   if (state_ == LeaseState::disconnected) {
     if (now < hold_until_) {
       state_ = LeaseState::held_off;
@@ -222,6 +239,16 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
     default:
       break;
   }
+  return settle(out, now);
+}
+
+Output LeaseMachine::on_switching(TimePoint now) {
+  if (state_ != LeaseState::leader) return on_disconnected(now);
+  Output out;
+  // The renewal in flight died with the old connection: its outcome is
+  // unknown, and the deadline still counts from the last confirmed one.
+  in_flight_ = Command::none;
+  switching_ = true;
   return settle(out, now);
 }
 

@@ -11,6 +11,7 @@
 //                      └──────────────────────┤  │ deadline passed
 //                                             └──┘
 //   leader ─ step_down ─► held_off ─ hold-off over ─► candidate
+//   leader ─ switching (new master) ─► leader, silent until connected or the deadline
 //   any ─ stop ─► stopping (release in flight) ─► stopped
 //
 // Leadership is entered and left in exactly two functions (enter_leader and
@@ -96,6 +97,11 @@ class LeaseMachine {
   Output on_connected(TimePoint now);
   /// `timed_out`: the connection was reset because a command timed out.
   Output on_disconnected(TimePoint now, bool timed_out = false);
+  /// The connection is moving to a new master the sentinels announced while
+  /// the old one still answered (a planned switch): a leader keeps its term
+  /// until its deadline, sends nothing meanwhile, and renews at once on the
+  /// new connection (on_connected). Anything else is as on_disconnected.
+  Output on_switching(TimePoint now);
   /// `releaser`: the instance id the notice names (empty: unknown).
   Output on_release_notice(TimePoint now, std::string_view releaser = {});
   Output on_notices_available(TimePoint now, bool available);
@@ -156,6 +162,7 @@ class LeaseMachine {
   bool holder_is_self_ = false;
   bool notices_available_ = false;
   bool look_again_ = false;  // a notice came while an acquire was in flight
+  bool switching_ = false;   // leader between masters (on_switching until on_connected)
   // Notices of this instance's own releases still to come: they name this
   // instance, but must not end a term won after the release.
   std::uint32_t own_notices_due_ = 0;

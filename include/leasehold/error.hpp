@@ -46,6 +46,7 @@ enum class errc {
   sentinel_unreachable,  ///< no sentinel answered (each one's reason is in the detail)
   master_unknown,        ///< every sentinel that answered knows no master by that name
   not_master,            ///< the address the sentinels gave is not a master (ROLE), or it turned read-only
+  master_changed,        ///< the sentinels announced a new master: the connection moves there
 };
 
 /// The category of errc codes; its name is "leasehold" and its messages

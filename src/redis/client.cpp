@@ -294,7 +294,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     if (fsm_.stopped()) return;
     if (connected() && target_.host == master.host && target_.port == master.port) return;
     if (stream_) {
-      recycle_reason_ = make_error(errc::not_master,
+      recycle_reason_ = make_error(errc::master_changed,
                                    fmt::format("sentinel {} announced +switch-master for \"{}\" to {}; reconnecting",
                                                sentinel, options_.sentinel->master_name, master.to_string()));
       stream_->close();

@@ -137,3 +137,35 @@ TEST(SentinelFailover, AManualFailoverMovesTheGroupToTheNewMasterWithoutASecondL
   watch.until([] { return false; }, 2s);  // two more seconds under watch
   EXPECT_FALSE(watch.overlap);
 }
+
+// A planned failover shorter than the ttl: +switch-master moves the leader's
+// connection while its lease is still good; it renews on the new master,
+// where the lease was replicated, and keeps its term and token.
+TEST(SentinelFailover, AManualFailoverShorterThanTheTtlKeepsTheLeaderAndItsToken) {
+  SentinelTopology topology;
+  Fleet fleet(sentinel_redis(topology));
+  auto options = confirming("steady");
+  options.ttl = 10s;
+  auto& leader = fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(0));
+  auto standby_options = confirming("standby");
+  standby_options.ttl = 10s;
+  fleet.add(standby_options);
+  const auto token = fleet.events(0).elected.front().token;
+  topology.manual_failover();
+  Watch watch{fleet};
+  std::optional<std::size_t> promoted;
+  ASSERT_TRUE(watch.until([&] {
+    promoted = topology.current_master();
+    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
+  }, 20s)) << topology.log_tails();
+  // Renewed there: the key's ttl on the new master was extended past what replication gave it.
+  EXPECT_TRUE(watch.until([&] { return topology.node(*promoted).admin().call({"PTTL", "leader:default"}).integer > 9000; },
+                          10s));
+  EXPECT_TRUE(leader.is_leader());
+  EXPECT_TRUE(fleet.events(0).revoked.empty()) << lh::to_string(fleet.events(0).revoked.front().reason);
+  ASSERT_EQ(fleet.events(0).elected.size(), 1u);
+  EXPECT_EQ(fleet.events(0).elected.front().token, token);
+  EXPECT_TRUE(fleet.events(1).elected.empty());
+  EXPECT_FALSE(watch.overlap);
+}

@@ -1541,3 +1541,58 @@ TEST(LeaseMachineProperty, RandomInputsKeepTheInvariants) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// A planned switch of master (Sentinel's +switch-master): the term survives
+// the reconnect when the new master has the lease, and ends at the deadline
+// when the reconnect takes longer.
+
+TEST_F(LeaseMachineTest, ALeaderKeepsItsTermAcrossASwitchAndRenewsAtOnceOnTheNewMaster) {
+  renewing();
+  advance(5ms);
+  // The renew in flight died with the old connection; nothing is sent until
+  // the new one is up, and the only wake is the deadline of the last confirmation.
+  EXPECT_OUT(m.on_switching(now), .wake = kT0 + kLease);
+  expect_leader(kT0);
+  advance(40ms);
+  EXPECT_OUT(timer(), .wake = kT0 + kLease);
+  EXPECT_OUT(connected(), .send = Command::renew, .seq = 3, .wake = kT0 + kLease);
+  const TimePoint sent = now;
+  advance(2ms);
+  EXPECT_OUT(renewed(3), .wake = sent + kHeartbeat);
+  expect_leader(sent);
+  EXPECT_EQ(m.token(), kToken) << "the same term";
+}
+
+TEST_F(LeaseMachineTest, ASwitchThatOutlastsTheDeadlineEndsTheTermAndReclaimsOnceConnected) {
+  lead();
+  advance(100ms);
+  EXPECT_OUT(m.on_switching(now), .wake = kT0 + kLease);
+  advance_to(kT0 + kLease);
+  EXPECT_OUT(timer(), .revoked = RevokeReason::deadline_passed);
+  EXPECT_EQ(m.state(), LeaseState::disconnected) << "nothing to campaign on until connected";
+  advance(1s);
+  EXPECT_OUT(connected(), .send = Command::acquire, .seq = 2);
+}
+
+TEST_F(LeaseMachineTest, StopAndStepDownDuringASwitchSendNothing) {
+  lead();
+  EXPECT_OUT(m.on_switching(now), .wake = kT0 + kLease);
+  EXPECT_OUT(step_down(), .revoked = RevokeReason::stepped_down, .released = true);
+  EXPECT_EQ(m.state(), LeaseState::disconnected);
+  EXPECT_OUT(connected(), .wake = now + kTiming.step_down_hold_off);  // held off, as after any step-down
+
+  LeaseMachine other{kTiming, "me"};
+  other.start(kT0);
+  other.on_connected(kT0);
+  other.on_acquire_reply(kT0, 1, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000, .token = kToken});
+  other.on_switching(kT0);
+  EXPECT_OUT(other.stop(kT0), .revoked = RevokeReason::stopped, .stopped = true);
+}
+
+TEST_F(LeaseMachineTest, ASwitchWhenNotLeadingIsADisconnection) {
+  campaign();
+  EXPECT_OUT(m.on_switching(now));
+  EXPECT_EQ(m.state(), LeaseState::disconnected);
+  EXPECT_EQ(m.in_flight(), Command::none);
+}
