@@ -101,7 +101,7 @@ class Harness {
   void run(Input& in) {
     step([&] { return machine_.start(now_); });
     for (int ops = 0; ops < 4096 && !in.empty(); ++ops) {
-      switch (in.byte() % 12) {
+      switch (in.byte() % 13) {
         case 0: feed(in.bytes(in.byte())); break;
         case 1: {
           const auto lo = in.byte();
@@ -141,6 +141,7 @@ class Harness {
           step([&] { return machine_.start(now_); });
           if (connected_) step([&] { return machine_.on_connected(now_); });
           break;
+        case 12: disconnect(false, /*switching=*/true); break;
       }
     }
   }
@@ -236,10 +237,11 @@ class Harness {
 
   // As the elector: the machine hears of the loss first; the failures of the
   // commands that were pending arrive afterwards (and are stale by then).
-  void disconnect(bool timed_out) {
+  // `switching`: a planned move to a new master (Sentinel's +switch-master).
+  void disconnect(bool timed_out, bool switching = false) {
     if (!connected_) return;
     connected_ = false;
-    step([&] { return machine_.on_disconnected(now_, timed_out); });
+    step([&] { return switching ? machine_.on_switching(now_) : machine_.on_disconnected(now_, timed_out); });
     const auto pending = std::move(wire_);
     wire_.clear();
     for (const Sent& s : pending) {
