@@ -6,6 +6,7 @@
 #include "support/free_port.hpp"
 #include "support/io_helpers.hpp"
 #include "support/redis_server.hpp"
+#include "support/sentinel_topology.hpp"
 
 #include <boost/json/src.hpp>  // header-only Boost.JSON, in this one translation unit
 
@@ -456,5 +457,26 @@ TEST(Cli, WatchNeedsAReachableServer) {
 }
 
 }  // namespace
+
+// ---- Sentinel URLs ------------------------------------------------------------
+
+TEST(Cli, StatusFindsTheMasterThroughTheSentinels) {
+  lh::test::SentinelTopology topology;
+  Fleet fleet(lh::RedisOptions::from_url(topology.sentinel_url()));
+  auto options = lh::test::fast_options("through-sentinels");
+  options.empty_restart_guard = false;
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(0));
+  const auto r = cli({"--url", topology.sentinel_url(), "status"}, &fleet);
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "through-sentinels")) << r.describe();
+}
+
+TEST(Cli, AnUnknownMasterNameExitsThreeNamingIt) {
+  lh::test::SentinelTopology topology;
+  const auto r = cli({"--url", topology.sentinel_url("nope"), "status"});
+  EXPECT_EQ(r.exit_code, 3) << r.describe();
+  EXPECT_TRUE(contains(r.err, "no master named \"nope\"")) << r.describe();
+}
 
 #endif  // LEASEHOLD_CLI_BINARY
