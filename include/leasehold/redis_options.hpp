@@ -81,7 +81,7 @@ struct RedisOptions {
 
   /// Parses redis://[user[:password]@]host[:port][/db][?options],
   /// rediss://... (TLS), unix:///path[?db=N&options] and
-  /// redis-sentinel://[user:password@]host1[:port1][,host2[:port2]...][/db][?options]#master
+  /// redis-sentinel://[user:password@]host1[:port1][,host2[:port2]...][/db][?options]\#master
   /// (rediss-sentinel:// for TLS; sentinel ports default to 26379).
   /// Query options: connect_timeout, command_timeout (milliseconds),
   /// client_name, and for rediss: ca_file, cert_file, key_file, server_name,
