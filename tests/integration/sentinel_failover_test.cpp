@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -55,6 +57,17 @@ struct Watch {
     }
     return false;
   }
+
+  /// Runs until the sentinels' majority names a node other than node 0 and
+  /// its ROLE says master (20 s at most).
+  std::optional<std::size_t> promotion(SentinelTopology& topology) {
+    std::optional<std::size_t> promoted;
+    const bool found = until([&] {
+      promoted = topology.current_master();
+      return promoted && *promoted != 0 && topology.has_master_role(*promoted);
+    }, 20s);
+    return found ? promoted : std::nullopt;
+  }
 };
 
 void expect_distinct_tokens(Fleet& fleet) {
@@ -88,11 +101,8 @@ TEST(SentinelFailover, AfterTheMasterIsKilledTheGroupIsLedOnThePromotedReplica) 
   start_two(fleet);
   topology.kill_master();
   Watch watch{fleet};
-  std::optional<std::size_t> promoted;
-  ASSERT_TRUE(watch.until([&] {
-    promoted = topology.current_master();
-    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
-  }, 20s)) << topology.log_tails();
+  const auto promoted = watch.promotion(topology);
+  ASSERT_TRUE(promoted) << topology.log_tails();
   EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s)) << topology.log_tails();
   EXPECT_FALSE(watch.overlap);
   expect_distinct_tokens(fleet);
@@ -107,11 +117,8 @@ TEST(SentinelFailover, AFrozenMasterThatComesBackAfterThePromotionNeverYieldsASe
   start_two(fleet);
   topology.pause_node(0);
   Watch watch{fleet};
-  std::optional<std::size_t> promoted;
-  ASSERT_TRUE(watch.until([&] {
-    promoted = topology.current_master();
-    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
-  }, 20s)) << topology.log_tails();
+  const auto promoted = watch.promotion(topology);
+  ASSERT_TRUE(promoted) << topology.log_tails();
   ASSERT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s));
   topology.resume_node(0);
   ASSERT_TRUE(watch.until([&] { return topology.is_replica_of(0, *promoted); }, 30s)) << topology.log_tails();
@@ -128,11 +135,8 @@ TEST(SentinelFailover, AManualFailoverMovesTheGroupToTheNewMasterWithoutASecondL
   start_two(fleet);
   topology.manual_failover();
   Watch watch{fleet};
-  std::optional<std::size_t> promoted;
-  ASSERT_TRUE(watch.until([&] {
-    promoted = topology.current_master();
-    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
-  }, 20s)) << topology.log_tails();
+  const auto promoted = watch.promotion(topology);
+  ASSERT_TRUE(promoted) << topology.log_tails();
   EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s)) << topology.log_tails();
   watch.until([] { return false; }, 2s);  // two more seconds under watch
   EXPECT_FALSE(watch.overlap);
@@ -154,11 +158,8 @@ TEST(SentinelFailover, AManualFailoverShorterThanTheTtlKeepsTheLeaderAndItsToken
   const auto token = fleet.events(0).elected.front().token;
   topology.manual_failover();
   Watch watch{fleet};
-  std::optional<std::size_t> promoted;
-  ASSERT_TRUE(watch.until([&] {
-    promoted = topology.current_master();
-    return promoted && *promoted != 0 && topology.has_master_role(*promoted);
-  }, 20s)) << topology.log_tails();
+  const auto promoted = watch.promotion(topology);
+  ASSERT_TRUE(promoted) << topology.log_tails();
   // Renewed there: the key's ttl on the new master was extended past what replication gave it.
   EXPECT_TRUE(watch.until([&] { return topology.node(*promoted).admin().call({"PTTL", "leader:default"}).integer > 9000; },
                           10s));

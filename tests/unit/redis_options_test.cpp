@@ -2,6 +2,8 @@
 
 #include <leasehold/redis_options.hpp>
 
+#include "url_error.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -17,15 +19,7 @@ using namespace std::chrono_literals;
 using namespace std::string_literals;
 
 // The message from_url() throws for url, or "" (plus a failure) if it parses.
-std::string url_error(std::string_view url) {
-  try {
-    RedisOptions::from_url(url);
-  } catch (const std::invalid_argument& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected from_url to reject \"" << url << "\"";
-  return {};
-}
+using leasehold::test::url_error;
 
 std::string validate_error(const RedisOptions& options) {
   try {

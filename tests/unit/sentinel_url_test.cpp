@@ -4,6 +4,8 @@
 
 #include <leasehold/redis_options.hpp>
 
+#include "url_error.hpp"
+
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -16,15 +18,7 @@ using leasehold::RedisOptions;
 using leasehold::SentinelAddress;
 using namespace std::chrono_literals;
 
-std::string url_error(std::string_view url) {
-  try {
-    RedisOptions::from_url(url);
-  } catch (const std::invalid_argument& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected from_url to reject \"" << url << "\"";
-  return {};
-}
+using leasehold::test::url_error;
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
