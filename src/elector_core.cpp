@@ -256,7 +256,9 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
     parsed->confirmed = false;
     ++g.acquire_errors;
     unconfirmed(g, "acquire");
-  } else {
+  } else if (parsed->acquired || g.last_error != errc::not_confirmed) {
+    // A lease held by someone else says nothing of the replicas: only a
+    // confirmed acquisition ends a shortfall (else it is reported per retry).
     recovered(g, "acquire");
   }
   if (!parsed->acquired && parsed->holder.empty()) report_guard(g, parsed->pttl_ms, now);

@@ -22,7 +22,7 @@ struct ElectorOptions {
   /// Leader's renewal period. Default: ttl / 3. Must be shorter than
   /// ttl - drift_margin - clock_skew, so that a renewal can land before the
   /// deadline.
-  std::optional<std::chrono::milliseconds> heartbeat_interval;
+  std::optional<std::chrono::milliseconds> heartbeat_interval{};
   /// Standby polling bound (when release notices are unavailable) and the
   /// delay before re-claiming after an error. Greater than 0.
   std::chrono::milliseconds retry_interval{1000};
@@ -36,13 +36,13 @@ struct ElectorOptions {
   /// This instance's identity, stored as the lease value; must be unique
   /// among live processes. Default (empty): unique per process (host name,
   /// pid and random bits). At most 256 bytes, no control characters.
-  std::string instance_id;
+  std::string instance_id{};
   /// Groups to campaign for besides "default"; each a valid group name.
-  std::vector<std::string> groups;
+  std::vector<std::string> groups{};
   /// Safety allowance subtracted from the local deadline for clock rates
   /// and scheduling jitter. Default: 1% of ttl + 2 ms. At least 0, and
   /// drift_margin + clock_skew less than ttl / 2.
-  std::optional<std::chrono::milliseconds> drift_margin;
+  std::optional<std::chrono::milliseconds> drift_margin{};
   /// The largest difference between the wall clocks of the Redis nodes that
   /// can be promoted to master (replicas behind Sentinel or in a Cluster
   /// shard). Redis replicates a lease's expiry as an absolute wall-clock
@@ -52,7 +52,7 @@ struct ElectorOptions {
   std::chrono::milliseconds clock_skew{0};
   /// After step_down(), this instance does not campaign for the group for this
   /// long, so that a standby wins. Default: retry_interval. At least 0.
-  std::optional<std::chrono::milliseconds> step_down_hold_off;
+  std::optional<std::chrono::milliseconds> step_down_hold_off{};
   /// Bound on how long stop() waits for its releases. Greater than 0.
   std::chrono::milliseconds stop_timeout{2000};
   /// Empty-restart guard: when a group's fencing counter is missing (a new

@@ -16,16 +16,16 @@ namespace leasehold {
 /// TLS for the connection (rediss://). Needs a build with LEASEHOLD_TLS.
 struct TlsOptions {
   bool enabled = false;         ///< not together with RedisOptions::unix_socket
-  std::string ca_file;          ///< PEM bundle to verify the server with; empty: system default paths
-  std::string cert_file;        ///< client certificate (PEM), for mutual TLS; needs key_file
-  std::string key_file;         ///< client private key (PEM); needs cert_file
-  std::string server_name;      ///< SNI and verification name; empty: the host
+  std::string ca_file{};        ///< PEM bundle to verify the server with; empty: system default paths
+  std::string cert_file{};      ///< client certificate (PEM), for mutual TLS; needs key_file
+  std::string key_file{};       ///< client private key (PEM); needs cert_file
+  std::string server_name{};    ///< SNI and verification name; empty: the host
   bool verify_peer = true;      ///< never turn off in production
 };
 
 /// One sentinel's address.
 struct SentinelAddress {
-  std::string host;            ///< name or address; not empty
+  std::string host{};          ///< name or address; not empty
   std::uint16_t port = 26379;  ///< 1-65535
 };
 
@@ -37,11 +37,11 @@ struct SentinelAddress {
 /// RedisOptions' credentials, database and TLS apply to the data nodes; the
 /// sentinels have their own here.
 struct SentinelOptions {
-  std::string master_name;                ///< the name the sentinels monitor; printable ASCII, no spaces
-  std::vector<SentinelAddress> sentinels;  ///< at least one
-  std::string username;                   ///< the sentinels' ACL user; empty: the default user
-  std::string password;                   ///< the sentinels' password; empty: no AUTH
-  TlsOptions tls;                         ///< TLS to the sentinels (rediss-sentinel:// enables it)
+  std::string master_name{};              ///< the name the sentinels monitor; printable ASCII, no spaces
+  std::vector<SentinelAddress> sentinels{};  ///< at least one
+  std::string username{};                 ///< the sentinels' ACL user; empty: the default user
+  std::string password{};                 ///< the sentinels' password; empty: no AUTH
+  TlsOptions tls{};                       ///< TLS to the sentinels (rediss-sentinel:// enables it)
   /// Bound on asking one sentinel (connect, AUTH, the query), so that a dead
   /// sentinel costs this much before the next one is asked. > 0.
   std::chrono::milliseconds query_timeout{500};
@@ -57,14 +57,14 @@ struct SentinelOptions {
 struct RedisOptions {
   std::string host = "127.0.0.1";  ///< name or address; must not be empty without unix_socket
   std::uint16_t port = 6379;       ///< 1-65535
-  std::string unix_socket;      ///< when set, host and port are ignored
+  std::string unix_socket{};    ///< when set, host and port are ignored
   int database = 0;             ///< SELECTed on connect when not 0; at least 0
-  std::string username;         ///< ACL user; empty: the default user
-  std::string password;         ///< never printed by to_string(), logs or errors
-  TlsOptions tls;               ///< TLS settings; off unless tls.enabled (or a rediss:// URL)
+  std::string username{};       ///< ACL user; empty: the default user
+  std::string password{};       ///< never printed by to_string(), logs or errors
+  TlsOptions tls{};             ///< TLS settings; off unless tls.enabled (or a rediss:// URL)
   /// When set, the master is found through these sentinels and host, port
   /// and unix_socket are not used (unix_socket must stay empty).
-  std::optional<SentinelOptions> sentinel;
+  std::optional<SentinelOptions> sentinel{};
   /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
   /// ASCII without spaces; empty: skip.
   std::string client_name = "leasehold";

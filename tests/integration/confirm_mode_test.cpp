@@ -97,6 +97,24 @@ TEST(ConfirmMode, AnAcquisitionTooFewReplicasAcknowledgedIsReleasedReportedAndRe
   ASSERT_TRUE(fleet.wait_leading(0, "default", 15s));
 }
 
+// One shortfall, one report: an acquire refused meanwhile (someone else
+// holds the lease) says nothing of the replicas and does not end it.
+TEST(ConfirmMode, AShortfallIsReportedOnceWhileAcquiresAreRefusedInBetween) {
+  Replicated redis;
+  redis.replicas[1]->pause();
+  Fleet fleet(redis.master);
+  fleet.add(confirming("short", 2));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::not_confirmed); }));
+  redis.master.admin().call({"SET", "leader:default", "someone-else", "PX", "700"});
+  const auto attempts_before = fleet.metrics(0).groups.at(0).acquire_attempts;
+  lh::test::run_for(fleet.io, 2s);  // refused while it lasts, then short again
+  EXPECT_GT(fleet.metrics(0).groups.at(0).acquire_attempts, attempts_before + 2);
+  std::size_t reports = 0;
+  for (const auto& error : fleet.events(0).errors) reports += error.error.code == lh::errc::not_confirmed;
+  EXPECT_EQ(reports, 1u);
+  redis.replicas[1]->resume();
+}
+
 // A leader whose renewals fall short keeps its term only until the deadline
 // of its last confirmed renewal, then demotes; it leads again (a new term)
 // once the replica acknowledges again.
