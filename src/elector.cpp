@@ -324,6 +324,12 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   const std::shared_ptr<TermState>& term_of(GroupState& g) {
     if (!g.term) {
       g.term = std::make_shared<TermState>(std::string(g.name), g.last_token, g.machine.term_started(), strand_);
+      // Any thread: the last guarded work of the ended term just finished.
+      g.term->on_drained = [weak = weak_from_this(), group = &g] {
+        if (auto self = weak.lock()) {
+          asio::post(self->strand_, [self, group] { self->core_.work_drained(*group, Clock::now()); });
+        }
+      };
       g.term->deadline_ns.store(g.flag->deadline_ns.load(std::memory_order_relaxed), std::memory_order_release);
     }
     return g.term;
@@ -347,7 +353,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     }
     core_.stop(Clock::now());  // nothing to release (disconnected, not started): done at once
     if (core_.lifecycle() == Lifecycle::stopped) return;
-    stop_timer_.expires_after(options().stop_timeout);
+    stop_timer_.expires_after(options().drain_timeout + options().stop_timeout);
     stop_timer_.async_wait([self = shared_from_this()](error_code ec) {
       if (ec) return;
       log(LogLevel::warning, fmt::format("elector {}: stop timed out waiting for releases", self->id()));
@@ -382,6 +388,8 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   }
 
   void group_error(GroupState& g, const Error& error) override { emit_error(std::string(g.name), error); }
+
+  bool work_running(GroupState& g) override { return g.ended_term && g.ended_term->work_running(); }
 
   void audit(const LeaseAuditEvent& event) override {
     if (audit_) audit_(event);
@@ -598,7 +606,7 @@ void Elector::stop_and_wait() {
   impl_->stop(VoidHandler([done](error_code) { done->set_value(); }));
   // stop() itself is bounded by stop_timeout; the extra second covers an
   // executor that nobody runs (executor mode), so this never hangs.
-  const auto bound = options().stop_timeout + std::chrono::seconds(1);
+  const auto bound = options().drain_timeout + options().stop_timeout + std::chrono::seconds(1);
   if (finished.wait_for(bound) != std::future_status::ready) {
     log(LogLevel::warning, "leasehold: stop did not finish in time; is the elector's executor running?");
   }

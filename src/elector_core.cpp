@@ -89,7 +89,9 @@ void ElectorCore::stop(TimePoint now) {
     if (expected == Lifecycle::idle) finish_stop(now);
     return;
   }
-  for (GroupState* g : begun_) apply(*g, g->machine.stop(now), now);
+  for (GroupState* g : begun_) {
+    end_term(*g, [&](bool drain) { return g->machine.stop(now, drain); }, now);
+  }
   maybe_finish_stop(now);
 }
 
@@ -179,7 +181,23 @@ void ElectorCore::release_notice(std::string_view channel, std::string_view rele
   if (g != nullptr && g->begun) apply(*g, g->machine.on_release_notice(now, releaser), now);
 }
 
-void ElectorCore::step_down(GroupState& g, TimePoint now) { apply(g, g.machine.step_down(now), now); }
+void ElectorCore::step_down(GroupState& g, TimePoint now) {
+  end_term(g, [&](bool drain) { return g.machine.step_down(now, drain); }, now);
+}
+
+// The term ends first (its work is cancelled), then the work is asked
+// about: work can only begin within a term, so from here it only winds down.
+template <typename End>
+void ElectorCore::end_term(GroupState& g, End end, TimePoint now) {
+  apply(g, end(options_.drain_timeout.count() > 0), now);
+  work_drained(g, now);
+}
+
+void ElectorCore::work_drained(GroupState& g, TimePoint now) {
+  if (g.machine.state() == LeaseState::draining && !listener_.work_running(g)) {
+    apply(g, g.machine.drained(now), now);
+  }
+}
 
 // ---- wakes -------------------------------------------------------------------
 

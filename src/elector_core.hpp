@@ -76,7 +76,11 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   bool connected() const noexcept { return connected_; }
   void notices_available(bool available, TimePoint now);
   void release_notice(std::string_view channel, std::string_view releaser, TimePoint now);
+  /// Ends the group's term; releases once its guarded work has finished
+  /// (bounded by drain_timeout), at once when none runs.
   void step_down(GroupState& group, TimePoint now);
+  /// The group's ended term has no guarded work left (listener.work_running()).
+  void work_drained(GroupState& group, TimePoint now);
   /// Releases every lease; finishes (listener.stopped()) when every release
   /// was answered, or when finish_stop() is called (the stop timeout).
   void stop(TimePoint now);
@@ -120,6 +124,10 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   /// Logs (at most once per ttl) that groups wait out the empty-restart guard.
   void report_guard(const GroupState& g, std::int64_t remaining_ms, TimePoint now);
   void maybe_finish_stop(TimePoint now);
+  /// Applies a step-down or stop (`end`, given whether to drain): a leader
+  /// drains when drain_timeout allows, and releases at once if nothing runs.
+  template <typename End>
+  void end_term(GroupState& g, End end, TimePoint now);
 
   const ElectorOptions options_;
   const std::string id_;

@@ -35,6 +35,10 @@ class ElectorListener {
   virtual void resume_later() = 0;
   /// The core stopped: every group's term is over.
   virtual void stopped() = 0;
+  /// Whether guarded work of the group's ended term still runs (a draining
+  /// step-down or stop waits for it; ElectorCore::work_drained() says when
+  /// it has finished). A driver without such work answers false.
+  virtual bool work_running(GroupState& /*group*/) { return false; }
 
  protected:
   ~ElectorListener() = default;

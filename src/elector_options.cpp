@@ -106,6 +106,9 @@ void ElectorOptions::validate() const {
   if (stop_timeout.count() <= 0) {
     fail(fmt::format("ElectorOptions.stop_timeout must be > 0 (got {} ms)", stop_timeout.count()));
   }
+  if (drain_timeout.count() < 0) {
+    fail(fmt::format("ElectorOptions.drain_timeout must be >= 0 (got {} ms)", drain_timeout.count()));
+  }
   validate_confirm_mode(*this);
   if (key_prefix.empty()) fail("ElectorOptions.key_prefix must not be empty");
   if (key_prefix.size() > max_prefix_length || has_control_char(key_prefix)) {

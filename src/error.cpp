@@ -37,6 +37,7 @@ class Category final : public boost::system::error_category {
       case errc::master_unknown: return "the sentinels know no master by that name";
       case errc::not_master: return "the server the sentinels named is not a master";
       case errc::master_changed: return "the sentinels announced a new master";
+      case errc::drain_timeout: return "guarded work still ran when drain_timeout passed";
     }
     return "unknown leasehold error";
   }

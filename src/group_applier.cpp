@@ -38,6 +38,7 @@ void GroupApplier::apply(GroupState& g, const Output& out, TimePoint now) {
     }
     listener_.leader_changed(g);
   }
+  if (out.drain_overrun) report_overrun(g);
   if (out.released) listener_.released(g, out.release_failed);
   if (out.send != Command::none) commands_.send(g, out.send, out.seq, now);
   // For health(): when the next renewal is due while none is in flight.
@@ -74,6 +75,18 @@ void GroupApplier::audit(const GroupState& g, LeaseAuditEvent::Kind kind, TimePo
   listener_.audit(LeaseAuditEvent{kind, g.name, g.machine.token(), now, g.machine.confirmed_at(), deadline});
 }
 
+// The standby may now start while this instance's work still runs: the
+// operator must hear of it, every time.
+void GroupApplier::report_overrun(GroupState& g) {
+  ++g.drain_overruns;
+  const Error error{make_error_code(errc::drain_timeout),
+                    fmt::format("the lease was released after {} ms with guarded work still running",
+                                std::chrono::duration_cast<std::chrono::milliseconds>(g.machine.timing().drain_timeout)
+                                    .count())};
+  log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {}", id_, g.name, error.message()));
+  listener_.group_error(g, error);
+}
+
 void GroupApplier::begin_term(GroupState& g, TimePoint now) {
   const auto& m = g.machine;
   g.in_term = true;
@@ -95,7 +108,7 @@ void GroupApplier::end_term(GroupState& g, RevokeReason reason, TimePoint now) {
     ++g.demotions[static_cast<std::size_t>(reason)];
   }
   if (g.term) g.term->end(reason);
-  g.term.reset();
+  g.ended_term = std::move(g.term);  // a drain asks whether its work still runs
   g.in_term = false;
   const LogLevel level =
       (reason == RevokeReason::stepped_down || reason == RevokeReason::stopped) ? LogLevel::info : LogLevel::warning;

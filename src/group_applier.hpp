@@ -38,6 +38,7 @@ class GroupApplier {
  private:
   void publish(GroupState& group, TimePoint now);
   void audit(const GroupState& group, LeaseAuditEvent::Kind kind, TimePoint now, TimePoint deadline);
+  void report_overrun(GroupState& group);
   void begin_term(GroupState& group, TimePoint now);
   void end_term(GroupState& group, RevokeReason reason, TimePoint now);
 

@@ -64,6 +64,7 @@ struct GroupState {
   bool begun = false;
   bool in_term = false;             // elected, and the term not yet ended
   std::shared_ptr<TermState> term;  // made when somebody asks for a Term
+  std::shared_ptr<TermState> ended_term;  // the last one, while its guarded work may still run
   std::unique_ptr<GroupWaiters> waiters;
   TimePoint wake_at{};               // when the wake scheduler wakes this group
   std::size_t wake_slot = unqueued;  // its place in that scheduler's queue
@@ -88,6 +89,7 @@ struct GroupState {
   std::uint64_t acquire_errors = 0;
   std::uint64_t renewals_ok = 0;
   std::uint64_t renewals_failed = 0;
+  std::uint64_t drain_overruns = 0;  // releases made with guarded work still running
   std::array<std::uint32_t, revoke_reason_count> demotions{};  // widened for metrics()
   Duration time_as_leader{};
   TimePoint leading_since{};

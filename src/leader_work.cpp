@@ -1,5 +1,7 @@
 #include <leasehold/detail/leader_work.hpp>
 
+#include "term_state.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -29,6 +31,25 @@ asio::awaitable<void> until_not_leader(Group group) {
   }
 }
 
+// Counts one piece of guarded work in its term for as long as it lives, so
+// that a draining step-down or stop waits for it. Empty when the term had
+// ended already: then the work must not start at all.
+class TermWork {
+ public:
+  explicit TermWork(const Term& term) : state_(state_of(term)) {
+    if (state_ && !state_->begin_work()) state_.reset();
+  }
+  ~TermWork() {
+    if (state_) state_->end_work();
+  }
+  TermWork(const TermWork&) = delete;
+  TermWork& operator=(const TermWork&) = delete;
+  explicit operator bool() const noexcept { return static_cast<bool>(state_); }
+
+ private:
+  std::shared_ptr<TermState> state_;
+};
+
 }  // namespace
 
 asio::awaitable<bool> cancellation_requested() {
@@ -56,6 +77,8 @@ asio::awaitable<Term> current_term(Elector& elector, Group group, std::chrono::s
 }
 
 asio::awaitable<bool> run_until_term_ends(asio::awaitable<void> work, Term term) {
+  const TermWork counted(term);
+  if (!counted) co_return false;  // the term ended before the work could begin
   auto ex = co_await asio::this_coro::executor;
   auto run = asio::co_spawn(ex, std::move(work), asio::deferred);
   auto end = term.async_wait_end(asio::bind_executor(ex, asio::deferred));

@@ -1,5 +1,7 @@
 #include "lease_machine.hpp"
 
+#include <algorithm>
+
 namespace leasehold::detail {
 
 std::string_view to_string(LeaseState state) noexcept {
@@ -8,6 +10,7 @@ std::string_view to_string(LeaseState state) noexcept {
     case LeaseState::disconnected: return "disconnected";
     case LeaseState::candidate: return "candidate";
     case LeaseState::leader: return "leader";
+    case LeaseState::draining: return "draining";
     case LeaseState::held_off: return "held_off";
     case LeaseState::stopping: return "stopping";
     case LeaseState::stopped: return "stopped";
@@ -17,7 +20,7 @@ std::string_view to_string(LeaseState state) noexcept {
 
 LeaseTiming LeaseTiming::from(const ElectorOptions& options) {
   return {options.ttl, options.effective_heartbeat(), options.retry_interval, options.effective_deadline_margin(),
-          options.effective_hold_off()};
+          options.effective_hold_off(), options.drain_timeout};
 }
 
 LeaseMachine::LeaseMachine(const LeaseTiming& timing, std::string_view instance_id)
@@ -94,6 +97,12 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
     leave_leader(out, RevokeReason::deadline_passed, switching_ ? LeaseState::disconnected : LeaseState::candidate);
     next_attempt_ = now;  // the key may still be ours: re-claim at once
   }
+  if (state_ == LeaseState::draining && (now >= drain_until_ || now >= lease_end(confirmed_at_))) {
+    // Past the bound: release anyway, and say so. Past the deadline the
+    // lease may be gone already; the release (compare-and-delete) is harmless.
+    out.drain_overrun = now >= drain_until_;
+    out = finish_drain(std::move(out), now);
+  }
   if (state_ == LeaseState::held_off && now >= hold_until_) {
     state_ = LeaseState::candidate;
     next_attempt_ = now;
@@ -102,6 +111,8 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
   if (idle_line) {
     if (state_ == LeaseState::leader && !switching_ && now >= renewal_due()) {
       out = send(std::move(out), Command::renew, now);
+    } else if (state_ == LeaseState::draining && now >= std::max(renewal_due(), next_attempt_)) {
+      out = send(std::move(out), Command::renew, now);  // keeps standbys out while the work winds down
     } else if (state_ == LeaseState::candidate && now >= next_attempt_) {
       out = send(std::move(out), Command::acquire, now);
     }
@@ -120,6 +131,11 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
     case LeaseState::held_off:
       out.wake = hold_until_;
       break;
+    case LeaseState::draining: {
+      const TimePoint end = std::min(drain_until_, lease_end(confirmed_at_));
+      out.wake = in_flight_ == Command::renew ? end : std::min(end, std::max(renewal_due(), next_attempt_));
+      break;
+    }
     default:
       break;
   }
@@ -135,11 +151,14 @@ Output LeaseMachine::start(TimePoint now) {
   return settle({}, now);
 }
 
-Output LeaseMachine::stop(TimePoint now) {
+Output LeaseMachine::stop(TimePoint now, bool drain) {
   Output out;
   switch (state_) {
     case LeaseState::stopping:
     case LeaseState::stopped:
+      return settle(out, now);
+    case LeaseState::draining:
+      after_drain_ = LeaseState::stopping;  // the release still waits for the drain
       return settle(out, now);
     case LeaseState::idle:
     case LeaseState::disconnected:
@@ -153,6 +172,7 @@ Output LeaseMachine::stop(TimePoint now) {
         out.stopped = true;
         return settle(out, now);
       }
+      if (drain) return start_drain(RevokeReason::stopped, LeaseState::stopping, now);
       leave_leader(out, RevokeReason::stopped, LeaseState::stopping);
       break;
     case LeaseState::candidate:
@@ -165,13 +185,15 @@ Output LeaseMachine::stop(TimePoint now) {
   return settle(send(out, Command::release, now), now);
 }
 
-Output LeaseMachine::step_down(TimePoint now) {
+Output LeaseMachine::step_down(TimePoint now, bool drain) {
   Output out;
   switch (state_) {
     case LeaseState::idle:
     case LeaseState::stopping:
     case LeaseState::stopped:
       out.released = true;
+      return settle(out, now);
+    case LeaseState::draining:  // the release follows the drain
       return settle(out, now);
     case LeaseState::disconnected:
       hold_until_ = now + timing_.step_down_hold_off;
@@ -184,6 +206,7 @@ Output LeaseMachine::step_down(TimePoint now) {
         out.released = true;
         return settle(out, now);
       }
+      if (drain) return start_drain(RevokeReason::stepped_down, LeaseState::held_off, now);
       leave_leader(out, RevokeReason::stepped_down, LeaseState::held_off);
       break;
     case LeaseState::candidate:
@@ -193,6 +216,26 @@ Output LeaseMachine::step_down(TimePoint now) {
   }
   hold_until_ = now + timing_.step_down_hold_off;
   return settle(send(out, Command::release, now), now);
+}
+
+Output LeaseMachine::start_drain(RevokeReason reason, LeaseState after, TimePoint now) {
+  Output out;
+  leave_leader(out, reason, LeaseState::draining);
+  after_drain_ = after;
+  drain_until_ = now + timing_.drain_timeout;
+  next_attempt_ = now;  // renewals keep their schedule (renewal_due)
+  return settle(out, now);
+}
+
+Output LeaseMachine::drained(TimePoint now) {
+  if (state_ != LeaseState::draining) return settle({}, now);
+  return settle(finish_drain({}, now), now);
+}
+
+Output LeaseMachine::finish_drain(Output out, TimePoint now) {
+  state_ = after_drain_;
+  if (state_ == LeaseState::held_off) hold_until_ = now + timing_.step_down_hold_off;
+  return send(std::move(out), Command::release, now);
 }
 
 Output LeaseMachine::on_timer(TimePoint now) { return settle({}, now); }
@@ -236,6 +279,17 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
       out.released = true;
       out.stopped = true;
       break;
+    case LeaseState::draining:
+      // Nothing can be renewed or released now: the lease runs out by itself.
+      out.released = out.release_failed = true;
+      if (after_drain_ == LeaseState::stopping) {
+        state_ = LeaseState::stopped;
+        out.stopped = true;
+      } else {
+        state_ = LeaseState::disconnected;
+        hold_until_ = now + timing_.step_down_hold_off;
+      }
+      break;
     default:
       break;
   }
@@ -258,6 +312,9 @@ Output LeaseMachine::on_release_notice(TimePoint now, std::string_view releaser)
     // again already): nothing happened that we do not know of.
     --own_notices_due_;
     return settle({}, now);
+  }
+  if (state_ == LeaseState::draining && !releaser.empty() && releaser == id_) {
+    return settle(finish_drain({}, now), now);  // released by hand: nothing left to keep
   }
   if (state_ == LeaseState::leader && !releaser.empty() && releaser == id_) {
     // Our lease was released by someone acting as us (an operator's
@@ -346,6 +403,9 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renew
     }
     // Unconfirmed: the deadline stays; the renewal is due again at once, each
     // try paced by the replicas' wait (confirm_timeout).
+  } else if (state_ == LeaseState::draining) {
+    if (!renewed) return settle(finish_drain(std::move(out), now), now);  // lost: nothing left to keep
+    if (confirmed) confirmed_at_ = sent_at;
   } else if (state_ == LeaseState::candidate) {
     next_attempt_ = now;  // the term already ended; re-claim if the key is ours
   }
@@ -378,6 +438,7 @@ Output LeaseMachine::on_failure(TimePoint now, std::uint64_t seq, Failure failur
                      failure == Failure::timeout ? RevokeReason::timeout : RevokeReason::renew_failed,
                      LeaseState::candidate);
       }
+      // Draining: keep trying until the deadline, the lease may still be ours.
       next_attempt_ = now + timing_.retry_interval;
       break;
     case Command::acquire:

@@ -11,6 +11,8 @@
 //                      └──────────────────────┤  │ deadline passed
 //                                             └──┘
 //   leader ─ step_down ─► held_off ─ hold-off over ─► candidate
+//   leader ─ step_down/stop with drain ─► draining (term over, lease still
+//            renewed) ─ drained or drain_timeout ─► held_off / stopping (release)
 //   leader ─ switching (new master) ─► leader, silent until connected or the deadline
 //   any ─ stop ─► stopping (release in flight) ─► stopped
 //
@@ -41,6 +43,8 @@ struct LeaseTiming {
   /// skew between Redis nodes' clocks (ElectorOptions::effective_deadline_margin).
   Duration deadline_margin;
   Duration step_down_hold_off;
+  /// The longest a step-down or stop keeps the lease for ended work to finish.
+  Duration drain_timeout{};
 
   /// The timing an elector with these (validated) options runs its groups on.
   static LeaseTiming from(const ElectorOptions& options);
@@ -50,7 +54,7 @@ enum class Command : std::uint8_t { none, acquire, renew, release };
 
 using leasehold::RevokeReason;
 
-enum class LeaseState : std::uint8_t { idle, disconnected, candidate, leader, held_off, stopping, stopped };
+enum class LeaseState : std::uint8_t { idle, disconnected, candidate, leader, draining, held_off, stopping, stopped };
 
 std::string_view to_string(LeaseState state) noexcept;
 
@@ -79,6 +83,7 @@ struct Output {
   bool released = false;          ///< a release (step-down or stop) finished
   bool release_failed = false;    ///< ... without a confirmation: the key may still be there
   bool stopped = false;           ///< the machine reached `stopped`
+  bool drain_overrun = false;     ///< drain_timeout passed while draining: released anyway
 };
 
 class LeaseMachine {
@@ -91,8 +96,12 @@ class LeaseMachine {
   // Inputs. Replies and failures carry the seq of the command they answer;
   // answers to commands that are no longer in flight are ignored.
   Output start(TimePoint now);
-  Output stop(TimePoint now);
-  Output step_down(TimePoint now);
+  /// `drain`: a leader ends its term but keeps (and renews) the lease until
+  /// drained() or drain_timeout, then releases; else it releases at once.
+  Output stop(TimePoint now, bool drain = false);
+  Output step_down(TimePoint now, bool drain = false);
+  /// The ended term's work has finished: a draining machine releases now.
+  Output drained(TimePoint now);
   Output on_timer(TimePoint now);
   Output on_connected(TimePoint now);
   /// `timed_out`: the connection was reset because a command timed out.
@@ -142,6 +151,10 @@ class LeaseMachine {
   void leave_leader(Output& out, RevokeReason reason, LeaseState next);
   void see_holder(Output& out, std::string_view holder);
   void forget_holder();
+  /// Ends a drain: on to the state the step-down or stop asked for, releasing.
+  Output finish_drain(Output out, TimePoint now);
+  /// Enters `draining` from leader, the term ending with `reason`.
+  Output start_drain(RevokeReason reason, LeaseState after, TimePoint now);
   TimePoint lease_end(TimePoint sent_at) const { return sent_at + timing_.ttl - timing_.deadline_margin; }
 
   const LeaseTiming& timing_;
@@ -157,6 +170,8 @@ class LeaseMachine {
   TimePoint confirmed_at_{};     // send instant of the last confirming command
   TimePoint next_attempt_{};     // candidate: when to try to acquire
   TimePoint hold_until_{};       // after step_down: no campaign before this
+  TimePoint drain_until_{};      // draining: release by then whatever still runs
+  LeaseState after_drain_ = LeaseState::held_off;  // held_off (step_down) or stopping (stop)
   std::int64_t token_ = 0;
   std::string foreign_holder_;  // the holder unless it is this instance
   bool holder_is_self_ = false;

@@ -98,6 +98,9 @@ void group_families(Builder& b) {
                b.add(with(b.group_labels(g), "result", "failed"), static_cast<double>(g.renewals_failed));
              }
            });
+  b.per_group("leasehold_drain_overruns_total", Type::counter,
+              "Releases made when drain_timeout passed with the ended term's guarded work still running.",
+              [](const GroupMetrics& g) { return g.drain_overruns; });
   b.family("leasehold_demotions_total", Type::counter, "Terms that ended, by reason.", [&](const Metrics& m) {
     for (const auto& g : m.groups) {
       for (std::size_t i = 0; i < revoke_reason_count; ++i) {
@@ -229,6 +232,7 @@ GroupMetrics group_metrics(const GroupState& g, TimePoint now) {
   m.acquire_errors = g.acquire_errors;
   m.renewals_ok = g.renewals_ok;
   m.renewals_failed = g.renewals_failed;
+  m.drain_overruns = g.drain_overruns;
   std::copy(g.demotions.begin(), g.demotions.end(), m.demotions.begin());
   m.time_as_leader = g.time_as_leader + (g.in_term ? now - g.leading_since : Duration::zero());
   m.heartbeat_lag = g.heartbeat_lag(now);

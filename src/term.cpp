@@ -23,6 +23,23 @@ void TermState::end(RevokeReason why) {
   for (auto& [id, handler] : to_complete) complete_later(executor, std::move(handler), error_code{}, why);
 }
 
+bool TermState::begin_work() {
+  std::lock_guard lock(mutex);
+  if (ended.load(std::memory_order_relaxed)) return false;
+  work.fetch_add(1, std::memory_order_acq_rel);
+  return true;
+}
+
+void TermState::end_work() {
+  bool drained = false;
+  {
+    // Under the mutex, so that end() cannot slip between the count and the check.
+    std::lock_guard lock(mutex);
+    drained = work.fetch_sub(1, std::memory_order_acq_rel) == 1 && ended.load(std::memory_order_relaxed);
+  }
+  if (drained && on_drained) on_drained();
+}
+
 void async_wait_term_end(const std::shared_ptr<TermState>& state, TermEndHandler handler) {
   if (!state) {
     // A default-constructed Term never began, so it has already ended.
@@ -51,6 +68,8 @@ void async_wait_term_end(const std::shared_ptr<TermState>& state, TermEndHandler
   }
   state->waiters.emplace_back(id, std::move(handler));
 }
+
+const std::shared_ptr<TermState>& state_of(const Term& term) noexcept { return term.state_; }
 
 }  // namespace detail
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -34,6 +35,19 @@ struct TermState {
 
   /// Called once by the elector when the term ends.
   void end(RevokeReason why);
+
+  // Guarded work (leader_only coroutines, run_while_leader tasks) running
+  // with this term: a draining step-down or stop waits until none is left.
+  /// Counts one piece of work in; false (and not counted) once the term ended.
+  bool begin_work();
+  /// Counts one out; the last one out of an ended term calls on_drained.
+  void end_work();
+  bool work_running() const noexcept { return work.load(std::memory_order_acquire) > 0; }
+  /// Set by the elector before the Term is handed out; callable from any thread.
+  std::function<void()> on_drained;
+
+ private:
+  std::atomic<int> work{0};
 };
 
 }  // namespace leasehold::detail

@@ -185,7 +185,7 @@ class Elector {
   /// constructor.
   explicit Elector(RedisOptions redis, ElectorOptions options = {});
   /// Safe at any point. Standalone mode: stops (releasing leases, bounded by
-  /// stop_timeout) and joins its threads. Executor mode: if still running,
+  /// drain_timeout + stop_timeout) and joins its threads. Executor mode: if still running,
   /// drops the connections without releasing (leases expire after ttl).
   ~Elector();
   Elector(const Elector&) = delete;
@@ -287,6 +287,9 @@ class Elector {
 
   /// Releases `group`'s lease if held (standbys take over at once) and does
   /// not campaign for it during step_down_hold_off; then campaigns again.
+  /// The term ends at once; the release waits for the term's guarded work
+  /// (leader_only coroutines, run_while_leader tasks) to finish, at most
+  /// drain_timeout, while the lease is still held and renewed.
   /// Handler: void(error_code); completes when the release is confirmed
   /// (success), or has failed: then with the failure (a server error, or
   /// errc::connection_lost / errc::timeout when its outcome is unknown) — the
@@ -304,8 +307,10 @@ class Elector {
   }
 
   /// Releases every lease held, stops campaigning and closes the
-  /// connections; bounded by stop_timeout (leases not released by then
-  /// expire after ttl). Idempotent: later calls complete once the first has
+  /// connections: terms end at once, each release follows its term's
+  /// guarded work (at most drain_timeout, as for step_down()); bounded by
+  /// drain_timeout + stop_timeout (leases not released by then expire after
+  /// ttl). Idempotent: later calls complete once the first has
   /// finished. Handler: void(error_code), always success. Not cancellable.
   /// Runs on the handler's associated executor.
   template <typename CompletionToken>
@@ -332,7 +337,7 @@ class Elector {
   }
 
   /// Stops and blocks the calling thread until every lease is released
-  /// (bounded by stop_timeout + 1 s). Must not be called on the elector's
+  /// (bounded by drain_timeout + stop_timeout + 1 s). Must not be called on the elector's
   /// own executor, nor on a thread that must run it (it would wait for
   /// itself, then give up): from there use `co_await stop()` or stop(handler).
   void stop_and_wait();

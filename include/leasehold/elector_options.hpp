@@ -53,8 +53,18 @@ struct ElectorOptions {
   /// After step_down(), this instance does not campaign for the group for this
   /// long, so that a standby wins. Default: retry_interval. At least 0.
   std::optional<std::chrono::milliseconds> step_down_hold_off{};
-  /// Bound on how long stop() waits for its releases. Greater than 0.
+  /// Bound on how long stop() waits for its releases (after the drain).
+  /// Greater than 0.
   std::chrono::milliseconds stop_timeout{2000};
+  /// Drain before release: step_down() and stop() end a term locally at
+  /// once (is_leader() false; guarded coroutine work and run_while_leader
+  /// tasks are cancelled), then wait for that work to finish while still
+  /// holding (and renewing) the lease, so that no standby starts while it
+  /// runs; then they release. When this bound passes first, the lease is
+  /// released anyway and the overrun reported (errc::drain_timeout, a log
+  /// line, a metric). No guarded work running: no wait. 0: release at once.
+  /// At least 0.
+  std::chrono::milliseconds drain_timeout{5000};
   /// Empty-restart guard: when a group's fencing counter is missing (a new
   /// group, or a Redis that lost its data: restarted without persistence,
   /// flushed, or a promoted replica that never had the group), nobody may

@@ -47,6 +47,9 @@ enum class errc {
   master_unknown,        ///< every sentinel that answered knows no master by that name
   not_master,            ///< the address the sentinels gave is not a master (ROLE), or it turned read-only
   master_changed,        ///< the sentinels announced a new master: the connection moves there
+  /// Guarded work of an ended term still ran when ElectorOptions::drain_timeout
+  /// passed; the lease was released anyway.
+  drain_timeout,
 };
 
 /// The category of errc codes; its name is "leasehold" and its messages

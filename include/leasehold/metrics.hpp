@@ -31,6 +31,9 @@ struct GroupMetrics {
   std::uint64_t acquire_errors = 0;    ///< acquire scripts that failed (error reply, timeout, lost connection, too few replicas in confirm mode)
   std::uint64_t renewals_ok = 0;       ///< renew scripts that extended the lease
   std::uint64_t renewals_failed = 0;   ///< renew scripts that did not (refused, error, timeout, lost connection, too few replicas in confirm mode)
+  /// Step-downs and stops that released the lease when drain_timeout passed
+  /// with guarded work of the ended term still running.
+  std::uint64_t drain_overruns = 0;
   /// Terms ended, indexed by RevokeReason (static_cast<std::size_t>(reason)).
   std::array<std::uint64_t, revoke_reason_count> demotions{};
   /// Total time this instance led the group, the current term included.

@@ -21,6 +21,12 @@ using TermEndHandler = boost::asio::any_completion_handler<void(error_code, Revo
 void async_wait_term_end(const std::shared_ptr<TermState>& state, TermEndHandler handler);
 }  // namespace detail
 
+class Term;
+namespace detail {
+/// The shared state behind a Term (the library's guards count their work in it).
+const std::shared_ptr<TermState>& state_of(const Term& term) noexcept;
+}  // namespace detail
+
 /// One term of leadership of one group, as Elector::acquire() hands it out.
 /// Copyable and cheap (copies share one state); a copy stays valid after the
 /// term ended and after the Elector is gone (then never active). A
@@ -65,6 +71,7 @@ class Term {
   }
 
  private:
+  friend const std::shared_ptr<detail::TermState>& detail::state_of(const Term& term) noexcept;
   std::shared_ptr<detail::TermState> state_;
 };
 

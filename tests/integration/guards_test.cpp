@@ -441,8 +441,14 @@ struct LateTimerScenario {
   bool late_setup = false;  // the machine was too slow to stall the timer before the tick
 
   explicit LateTimerScenario(bool once_per_tick) {
+    // A long ttl: the hand-over goes by step_down and its release notice, and
+    // the leader must not lose its lease to a busy machine before the tick
+    // (with 1.5 s it did, under a cold CI build: "the leader did not run").
+    auto options = lh::test::fast_options();
+    options.ttl = 10s;
+    options.empty_restart_guard = false;  // a fresh server: no wait of one ttl first
     for (std::size_t i = 0; i < 2; ++i) {
-      auto& e = fleet.add();
+      auto& e = fleet.add(options);
       // The audit hook, not on_elected: the fleet records its own events.
       e.on_lease_audit([this, i](const lh::LeaseAuditEvent& a) {
         if (a.group == "digest" && a.kind == lh::LeaseAuditEvent::Kind::began) {

@@ -93,6 +93,7 @@ struct Want {
   bool holder_changed = false;
   bool released = false;
   bool stopped = false;
+  bool drain_overrun = false;
 };
 
 void check_output(const Output& out, const Want& want) {
@@ -104,6 +105,7 @@ void check_output(const Output& out, const Want& want) {
   EXPECT_EQ(out.holder_changed, want.holder_changed) << "holder_changed";
   EXPECT_EQ(out.released, want.released) << "released";
   EXPECT_EQ(out.stopped, want.stopped) << "stopped";
+  EXPECT_EQ(out.drain_overrun, want.drain_overrun) << "drain_overrun";
 }
 
 // EXPECT_OUT(m.on_timer(now), .send = Command::renew, .seq = 2, .wake = t):
@@ -119,7 +121,9 @@ void check_output(const Output& out, const Want& want) {
 
 class LeaseMachineTest : public ::testing::Test {
  protected:
-  LeaseMachine m{kTiming, "me"};
+  explicit LeaseMachineTest(const LeaseTiming& timing = kTiming) : m(timing, "me") {}
+
+  LeaseMachine m;
   TimePoint now = kT0;
 
   void advance(Duration d) { now += d; }
@@ -1595,4 +1599,93 @@ TEST_F(LeaseMachineTest, ASwitchWhenNotLeadingIsADisconnection) {
   EXPECT_OUT(m.on_switching(now));
   EXPECT_EQ(m.state(), LeaseState::disconnected);
   EXPECT_EQ(m.in_flight(), Command::none);
+}
+
+// ---------------------------------------------------------------------------
+// Drain before release: the term ends at once, the lease stays (renewed)
+// until the work is drained or drain_timeout passes, then it is released.
+
+constexpr Duration kDrain = 3000ms;
+constexpr LeaseTiming kDrainTiming{kTtl, kHeartbeat, kRetry, kDrift, kHoldOff, kDrain};
+
+class DrainingMachineTest : public LeaseMachineTest {
+ protected:
+  DrainingMachineTest() : LeaseMachineTest(kDrainTiming) {}
+
+  // Leader since kT0 (lead()), stepped down with a drain at kT0 + 510ms.
+  TimePoint drain_step_down() {
+    lead();
+    advance(500ms);
+    EXPECT_OUT(m.step_down(now, true), .wake = kT0 + kHeartbeat, .revoked = RevokeReason::stepped_down);
+    EXPECT_EQ(m.state(), LeaseState::draining);
+    expect_not_leader();
+    EXPECT_EQ(m.in_flight(), Command::none) << "no release before the drain";
+    return now;
+  }
+};
+
+TEST_F(DrainingMachineTest, StepDownEndsTheTermKeepsRenewingAndReleasesOnceDrained) {
+  const TimePoint t = drain_step_down();
+  advance_to(kT0 + kHeartbeat);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = t + kDrain);
+  advance(5ms);
+  EXPECT_OUT(renewed(2), .wake = kT0 + 2 * kHeartbeat);
+  expect_not_leader();
+  advance(100ms);
+  EXPECT_OUT(m.drained(now), .send = Command::release, .seq = 3, .wake = now + kHoldOff);
+  EXPECT_EQ(m.state(), LeaseState::held_off);
+  EXPECT_OUT(release_done(3), .wake = now + kHoldOff, .released = true);
+}
+
+TEST_F(DrainingMachineTest, DrainTimeoutReleasesAnywayAndSaysSo) {
+  const TimePoint t = drain_step_down();
+  advance_to(kT0 + kHeartbeat);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = t + kDrain);
+  EXPECT_OUT(renewed(2), .wake = kT0 + 2 * kHeartbeat);
+  advance_to(kT0 + 2 * kHeartbeat);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 3, .wake = t + kDrain);
+  advance_to(t + kDrain);  // the renewal still unanswered: the release overtakes it
+  EXPECT_OUT(timer(), .send = Command::release, .seq = 4, .wake = now + kHoldOff, .drain_overrun = true);
+  EXPECT_EQ(m.state(), LeaseState::held_off);
+  EXPECT_OUT(m.drained(now), .send = Command::none, .seq = 0, .wake = now + kHoldOff);  // late: nothing more
+}
+
+TEST_F(DrainingMachineTest, AStopDuringTheDrainReleasesAfterItAndStops) {
+  drain_step_down();
+  advance(10ms);
+  EXPECT_OUT(m.stop(now, true), .wake = kT0 + kHeartbeat);
+  EXPECT_OUT(m.step_down(now, true), .wake = kT0 + kHeartbeat);
+  EXPECT_EQ(m.state(), LeaseState::draining);
+  EXPECT_OUT(m.drained(now), .send = Command::release, .seq = 2);
+  EXPECT_EQ(m.state(), LeaseState::stopping);
+  EXPECT_OUT(release_done(2), .released = true, .stopped = true);
+}
+
+TEST_F(DrainingMachineTest, StopWithADrainEndsTheTermFirstAndStopsAfterTheRelease) {
+  lead();
+  advance(100ms);
+  EXPECT_OUT(m.stop(now, true), .wake = kT0 + kHeartbeat, .revoked = RevokeReason::stopped);
+  EXPECT_EQ(m.state(), LeaseState::draining);
+  EXPECT_OUT(m.drained(now), .send = Command::release, .seq = 2);
+  EXPECT_OUT(release_done(2), .released = true, .stopped = true);
+}
+
+TEST_F(DrainingMachineTest, ALostConnectionEndsTheDrainWithoutARelease) {
+  drain_step_down();
+  advance(10ms);
+  const Output out = disconnected();
+  EXPECT_TRUE(out.released);
+  EXPECT_TRUE(out.release_failed) << "the lease runs out by itself: the caller learns why";
+  EXPECT_EQ(out.send, Command::none);
+  EXPECT_EQ(m.state(), LeaseState::disconnected);
+}
+
+TEST_F(DrainingMachineTest, ARefusedRenewalReleasesAtOnceAndAFailedOneIsRetried) {
+  const TimePoint t = drain_step_down();
+  advance_to(kT0 + kHeartbeat);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = t + kDrain);
+  EXPECT_OUT(failed(2), .wake = now + kRetry);
+  advance(kRetry);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 3, .wake = t + kDrain);
+  EXPECT_OUT(renewed(3, false), .send = Command::release, .seq = 4, .wake = now + kHoldOff);
 }

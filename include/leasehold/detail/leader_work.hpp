@@ -29,7 +29,9 @@ boost::asio::awaitable<Term> current_term(Elector& elector, Group group,
 /// Runs `work` until it finishes (true) or `term` ends (false). When the term
 /// ends first, `work` receives terminal cancellation and is waited for; its
 /// exception, if any, is then dropped. An exception `work` throws while the
-/// term lasts is rethrown.
+/// term lasts is rethrown. The work counts in the term until it has finished,
+/// so a draining step-down or stop releases only after it (drain_timeout);
+/// a term that has already ended runs no work (false).
 boost::asio::awaitable<bool> run_until_term_ends(boost::asio::awaitable<void> work, Term term);
 
 /// True once this coroutine was asked to stop. Loops check it before each
