@@ -13,6 +13,8 @@ packages=(
   doxygen
   # optional: the leasehold::prometheus component, its example and test
   prometheus-cpp-dev
+  # optional: the fenced_postgres example (libpq) and its test (a private PostgreSQL cluster)
+  libpq-dev postgresql
 )
 
 missing=()
