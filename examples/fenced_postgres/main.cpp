@@ -57,6 +57,7 @@ namespace {
 // (concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog).
 constexpr const char* schema_sql = R"sql(
 BEGIN;
+SET LOCAL client_min_messages = warning;  -- no "already exists, skipping" notices
 SELECT pg_advisory_xact_lock(hashtext('fenced_postgres schema'));
 CREATE TABLE IF NOT EXISTS fence (
   resource text PRIMARY KEY,
@@ -166,6 +167,7 @@ int main(int argc, char** argv) try {
   std::string conninfo;
   const std::string group = "ledger";  // the election group, and the fenced resource
   lh::ElectorOptions options;
+  options.key_prefix = "fenced_postgres:leader:";  // this service's own leases
   options.ttl = 2000ms;
   options.retry_interval = 500ms;
   for (int i = 1; i + 1 < argc; i += 2) {
