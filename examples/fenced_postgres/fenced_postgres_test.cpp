@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
+#include <signal.h>
 #include <sys/wait.h>
 
 using namespace example_test;
@@ -34,13 +36,36 @@ char process_state(pid_t pid) {
 
 std::int64_t number(const std::string& line, const std::string& key) { return std::stoll(field(line, key)); }
 
+bool pg_missing() { return leasehold::test::PostgresServer::find_bin_dir().empty(); }
+constexpr const char* pg_missing_message =
+    "PostgreSQL server binaries not found (no /usr/lib/postgresql/<version>/bin with initdb, postgres and psql; "
+    "install the Debian package postgresql, or set LEASEHOLD_POSTGRES_BIN)";
+
 }  // namespace
 
-TEST(FencedPostgresExample, TheDatabaseRejectsTheWriteOfAFrozenLeaderThatLostItsLease) {
-  if (leasehold::test::PostgresServer::find_bin_dir().empty()) {
-    GTEST_SKIP() << "PostgreSQL server binaries not found (no /usr/lib/postgresql/<version>/bin with initdb, "
-                    "postgres and psql; install the Debian package postgresql, or set LEASEHOLD_POSTGRES_BIN)";
+// The harness itself: a working server, never run as root, gone after stop().
+TEST(PostgresServerHarness, AnswersQueriesAndLeavesNoProcessBehind) {
+  if (pg_missing()) GTEST_SKIP() << pg_missing_message;
+  leasehold::test::PostgresServer pg;
+  EXPECT_EQ(pg.query("SELECT 40 + 2"), std::vector<std::string>{"42"});
+  const pid_t pid = pg.pid();
+  ASSERT_GT(pid, 0);
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string uid_line;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Uid:", 0) == 0) uid_line = line;
   }
+  std::istringstream uids(uid_line.substr(4));
+  uid_t real = 0;
+  uids >> real;
+  EXPECT_NE(real, 0u) << "postgres runs as root";
+  pg.stop();
+  EXPECT_EQ(pg.pid(), -1);
+  EXPECT_NE(::kill(pid, 0), 0) << "the postmaster outlived stop()";
+}
+
+TEST(FencedPostgresExample, TheDatabaseRejectsTheWriteOfAFrozenLeaderThatLostItsLease) {
+  if (pg_missing()) GTEST_SKIP() << pg_missing_message;
   leasehold::test::PostgresServer pg;
   leasehold::test::RedisServer redis;
   auto run = [&](const std::string& id) {
@@ -57,7 +82,7 @@ TEST(FencedPostgresExample, TheDatabaseRejectsTheWriteOfAFrozenLeaderThatLostIts
 
   // Freeze the leader between its leadership check and its next write.
   ASSERT_TRUE(leader.signal(SIGUSR1));
-  ASSERT_TRUE(wait_for([&] { return !events(leader, "stall").empty(); }, 10s)) << dump(leader);
+  ASSERT_TRUE(wait_for([&] { return !events(leader, "stall").empty(); }, 20s)) << dump(leader);
   const std::string stall = events(leader, "stall").front();
   const std::int64_t stale_token = number(stall, "token");
   const std::string stale_seq = field(stall, "seq");

@@ -105,6 +105,7 @@ PostgresServer::PostgresServer() : bin_(find_bin_dir()) {
       if (pw == nullptr) pw = ::getpwnam("nobody");
       if (pw == nullptr) throw std::runtime_error("PostgresServer: running as root, and no postgres or nobody user");
       user_ = pw->pw_name;
+      group_id_ = pw->pw_gid;
       if (::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
         throw std::system_error(errno, std::generic_category(), "PostgresServer: chown " + dir_);
       }
@@ -129,7 +130,7 @@ PostgresServer::~PostgresServer() { cleanup(); }
 std::vector<std::string> PostgresServer::as_server_user() const {
   std::vector<std::string> prefix;
   if (!user_.empty()) {
-    prefix = {"setpriv", "--reuid=" + user_, "--regid=" + std::to_string(::getpwnam(user_.c_str())->pw_gid),
+    prefix = {"setpriv", "--reuid=" + user_, "--regid=" + std::to_string(group_id_),
               "--clear-groups", "--pdeathsig", "KILL", "--"};
   }
   prefix.insert(prefix.end(), {"env", "-C", dir_});

@@ -13,6 +13,8 @@
 
 #include "support/process.hpp"
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -39,6 +41,8 @@ class PostgresServer {
   PostgresServer& operator=(const PostgresServer&) = delete;
 
   std::uint16_t port() const noexcept { return port_; }
+  /// The postmaster's process id; -1 once stopped.
+  pid_t pid() const { return process_ && process_->running() ? process_->pid() : -1; }
   const std::string& dir() const noexcept { return dir_; }
   /// A libpq connection string for the database `postgres` over TCP.
   std::string conninfo() const;
@@ -65,7 +69,8 @@ class PostgresServer {
 
   std::string bin_;
   std::string dir_;
-  std::string user_;  // empty: the current user
+  std::string user_;  // the server's user; empty: the current user
+  gid_t group_id_ = 0;
   std::uint16_t port_ = 0;
   std::optional<Process> process_;
   mutable int queries_ = 0;
