@@ -155,6 +155,8 @@ void write_row(PGconn* conn, const std::string& resource, const std::string& id,
     say(fmt::format("rejected instance={} token={} seq={} fence={} (stale token {} < {})", id, token, seq, fence,
                     token, fence));
   } catch (const std::exception& e) {
+    // Not a rejection. If the connection broke, the write may or may not
+    // have committed; the fence holds either way.
     say(fmt::format("error instance={} token={} seq={} detail=\"{}\"", id, token, seq, e.what()));
     if (PQstatus(conn) == CONNECTION_BAD) PQreset(conn);  // try again on the next write
   }
