@@ -13,6 +13,8 @@ packages=(
   doxygen
   # optional: the leasehold::prometheus component, its example and test
   prometheus-cpp-dev
+  # optional: the fenced_postgres example (libpq) and its test (a private PostgreSQL cluster)
+  libpq-dev postgresql
 )
 
 missing=()
@@ -32,7 +34,10 @@ echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-# The packaged redis-server service is not needed: tests start their own.
-if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then
-  $sudo systemctl stop redis-server || true
-fi
+# The packaged redis-server and postgresql services are not needed: tests
+# start their own.
+for service in redis-server postgresql; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$service" 2>/dev/null; then
+    $sudo systemctl stop "$service" || true
+  fi
+done
