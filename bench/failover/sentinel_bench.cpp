@@ -28,7 +28,9 @@ Run run_rounds(const SentinelBenchOptions& o, bool kill, int confirm) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   SentinelScenarios scenarios(
-      SentinelScenarioConfig{o.member, dir, o.candidates, o.ttl, o.heartbeat, o.retry, confirm, {}}, o.seed);
+      SentinelScenarioConfig{o.member, dir, o.candidates, o.ttl, o.heartbeat, o.retry, confirm,
+                             std::chrono::milliseconds(100)},
+      o.seed);
   for (int i = 0; i < o.rounds; ++i) {
     run.rounds.push_back(kill ? scenarios.kill_round() : scenarios.planned_round());
     const auto& r = run.rounds.back();
@@ -44,6 +46,7 @@ void add_metrics(Table& t, const Run& run) {
   Metric confirmed{run.label, "+switch-master -> first confirmed lease on the new master", "p99 <= 500 ms", {}, n};
   Metric announce{run.label, "fault -> +switch-master (first sentinel)", "", {}, n};
   Metric spread{run.label, "first -> last sentinel's +switch-master", "", {}, n};
+  Metric heard{run.label, "the confirming member heard +switch-master -> confirmed", "", {}, n};
   Metric restart{run.label, "old master restarted -> first confirmed lease", "", {}, n};
   Metric none{run.label, "leaderless time per failover", "", {}, n};
   Metric several{run.label, "two-leader time per failover", "0", {}, n};
@@ -53,11 +56,12 @@ void add_metrics(Table& t, const Run& run) {
     announce.samples.push_back(ms(r.fault_ns, r.switch_ns));
     spread.samples.push_back(ms(r.switch_ns, r.last_switch_ns));
     if (run.kill) restart.samples.push_back(ms(r.restart_ns, r.confirmed_ns));
+    if (!run.kill) heard.samples.push_back(ms(r.left_ns, r.confirmed_ns));
     none.samples.push_back(r.leaderless_ms);
     several.samples.push_back(r.overlap_ms);
   }
   for (const auto* m : {&confirmed, &announce, &spread}) add_row(t, *m);
-  if (run.kill) add_row(t, restart);
+  add_row(t, run.kill ? restart : heard);
   add_row(t, none);
   add_row(t, several);
 }
@@ -68,7 +72,7 @@ void add_round_rows(Table& t, const Run& run) {
     t.add({run.label, std::to_string(i + 1), r.ok ? "1" : "0", r.old_leader, std::to_string(r.old_token),
            r.new_leader, std::to_string(r.new_token), r.kept ? "1" : "0", std::to_string(r.fault_ns),
            std::to_string(r.switch_ns), std::to_string(r.last_switch_ns), std::to_string(r.confirmed_ns),
-           std::to_string(r.restart_ns), std::to_string(r.settled_ns), fixed(r.leaderless_ms, 3),
+           std::to_string(r.left_ns), std::to_string(r.restart_ns), std::to_string(r.settled_ns), fixed(r.leaderless_ms, 3),
            fixed(r.overlap_ms, 3)});
   }
 }
@@ -87,7 +91,7 @@ void run_sentinel(const SentinelBenchOptions& o) {
     Table latency(metric_header());
     Table continuity({"run", "ttl ms", "same leader and token", "rounds with two leaders", "two-leader ms (sum)"});
     Table rounds({"run", "round", "ok", "old", "old_token", "new", "new_token", "kept", "fault_ns", "switch_ns",
-                  "last_switch_ns", "confirmed_ns", "restart_ns", "settled_ns", "leaderless_ms", "overlap_ms"});
+                  "last_switch_ns", "confirmed_ns", "left_old_ns", "restart_ns", "settled_ns", "leaderless_ms", "overlap_ms"});
     for (const auto& run : runs) {
       add_metrics(latency, run);
       add_round_rows(rounds, run);

@@ -18,13 +18,14 @@ const std::string group = "default";
 bool confirmed(const MemberEvent& e) { return e.group == group && (e.kind == Kind::began || e.kind == Kind::extended); }
 
 // A member's first sign, after `after_ns`, that it left the old master: it
-// heard +switch-master, or (re)connected (after a kill it may never hear the
-// announcement while its connection is down).
-std::int64_t moved_at(const Member& m, std::int64_t after_ns) {
+// heard +switch-master (planned), or lost the connection (killed). It sends
+// nothing more on the old connection after either, so whatever it confirms
+// later ran on a new one.
+std::int64_t left_old_master(const Member& m, std::int64_t after_ns) {
   for (const auto& e : m.log.events()) {
     if (e.kind != Kind::log || e.at <= after_ns) continue;
     if (e.detail.find("+switch-master") != std::string::npos ||
-        e.detail.find("connected to Redis") != std::string::npos) {
+        e.detail.find("lost the connection to Redis") != std::string::npos) {
       return e.at;
     }
   }
@@ -77,20 +78,15 @@ Member& SentinelScenarios::wait_for_confirmed_leader() {
 
 // The earliest confirmed acquire or renewal sent after its member left the
 // old master: that one ran on the new master.
-std::int64_t SentinelScenarios::first_confirmed_on_new_master(std::int64_t fault_ns, Member*& who,
-                                                              std::int64_t& token) {
-  std::int64_t best = 0;
+SentinelScenarios::Confirmation SentinelScenarios::first_confirmed_on_new_master(std::int64_t fault_ns) {
+  Confirmation best;
   fleet_->poll();
   for (auto& m : fleet_->members()) {
-    const std::int64_t moved = moved_at(*m, fault_ns);
-    if (moved == 0) continue;
+    const std::int64_t left = left_old_master(*m, fault_ns);
+    if (left == 0) continue;
     for (const auto& e : m->log.events()) {
-      if (!confirmed(e) || e.sent_at <= moved) continue;
-      if (best == 0 || e.at < best) {
-        best = e.at;
-        who = m.get();
-        token = e.token;
-      }
+      if (!confirmed(e) || e.sent_at <= left) continue;
+      if (best.at == 0 || e.at < best.at) best = {m.get(), e.at, e.token, left};
       break;
     }
   }
@@ -100,10 +96,8 @@ std::int64_t SentinelScenarios::first_confirmed_on_new_master(std::int64_t fault
 // Waits for the new master's first confirmed lease (if not yet), a settled
 // topology and one leader; then measures the whole window.
 void SentinelScenarios::finish(SentinelRound& r, const Member& old) {
-  Member* who = nullptr;
-  std::int64_t token = 0;
-  fleet_->wait_until([&] { return (r.confirmed_ns = first_confirmed_on_new_master(r.fault_ns, who, token)) != 0; },
-                     30s);
+  Confirmation c;
+  fleet_->wait_until([&] { return (c = first_confirmed_on_new_master(r.fault_ns)).at != 0; }, 30s);
   topology_->wait_until_settled(60s);
   wait_for_confirmed_leader();
   r.settled_ns = now_ns();
@@ -112,10 +106,12 @@ void SentinelScenarios::finish(SentinelRound& r, const Member& old) {
     r.switch_ns = notices.front().at;
     r.last_switch_ns = notices.back().at;
   }
-  r.ok = r.confirmed_ns != 0 && r.switch_ns != 0;
-  if (who != nullptr) {
-    r.new_leader = who->id;
-    r.new_token = token;
+  r.ok = c.at != 0 && r.switch_ns != 0;
+  r.confirmed_ns = c.at;
+  r.left_ns = c.left_old;
+  if (c.who != nullptr) {
+    r.new_leader = c.who->id;
+    r.new_token = c.token;
   }
   const auto time = leadership_time(*fleet_, group, r.fault_ns, r.settled_ns);
   r.leaderless_ms = time.none_ms;

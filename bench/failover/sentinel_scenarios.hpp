@@ -35,6 +35,7 @@ struct SentinelRound {
   std::int64_t switch_ns = 0;      ///< first +switch-master the benchmark read (any sentinel)
   std::int64_t last_switch_ns = 0; ///< ... and the last sentinel's
   std::int64_t confirmed_ns = 0;   ///< first confirmed acquire/renewal on the new master (audit)
+  std::int64_t left_ns = 0;        ///< ... its member heard +switch-master / lost the connection
   std::int64_t restart_ns = 0;     ///< kill: the old master started again (as a replica)
   std::int64_t settled_ns = 0;     ///< every sentinel sees 1 master + 2 healthy replicas, one leader
   double leaderless_ms = 0;        ///< in [fault, settled]: no member led
@@ -60,7 +61,11 @@ class SentinelScenarios {
 
  private:
   Member& wait_for_confirmed_leader();
-  std::int64_t first_confirmed_on_new_master(std::int64_t fault_ns, Member*& who, std::int64_t& token);
+  struct Confirmation {
+    Member* who = nullptr;
+    std::int64_t at = 0, token = 0, left_old = 0;
+  };
+  Confirmation first_confirmed_on_new_master(std::int64_t fault_ns);
   void finish(SentinelRound& r, const Member& old);
 
   SentinelScenarioConfig config_;
