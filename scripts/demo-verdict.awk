@@ -45,7 +45,7 @@ FILENAME == ARGV[1] {
       failovers++
       kind[failovers] = pending; from[failovers] = pending_who; to[failovers] = who
       began[failovers] = pending_t; ended[failovers] = t
-      text = text sprintf(" -- %d ms after the %s", t - pending_t, pending == "crash" ? "kill" : "step-down request")
+      text = text sprintf(" -- %d ms after the %s", t - pending_t, pending == "crash" ? "kill" : pending == "master kill" ? "master was killed" : "step-down request")
       pending = ""
     }
     at(t, text)
