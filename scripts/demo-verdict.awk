@@ -7,12 +7,17 @@
 #   2. every log line of every instance and of the demo itself, prefixed with
 #      its wall-clock ms and sorted by it
 # Variables: start (ms), interval, ttl, grace (ms), policy (skip|run_once),
-#            list (the list key).
+#            list (the list key); for demo.sh --sentinel also master_bound
+#            (ms a master kill may leave the group leaderless) and
+#            expect_failovers (1: the master kill; default 2).
+# Demo events: kill/usr1 (an instance SIGKILLed / asked to step down);
+# planned, switched, settled (SENTINEL FAILOVER, the sentinels name the new
+# master, the old one is a replica again); master_kill (SIGKILL of the master).
 # Exit status: 0 if every check passed, 1 otherwise.
 
 # Ticks are ms since the epoch: keep every number in full when it becomes a
 # string (an array key), which mawk would otherwise print as 1.79e+12.
-BEGIN { CONVFMT = "%.0f"; OFMT = "%.0f" }
+BEGIN { CONVFMT = "%.0f"; OFMT = "%.0f"; if (expect_failovers == "") expect_failovers = 2 }
 
 function field(key,   i) {
   for (i = 2; i <= NF; i++) if (index($i, key "=") == 1) return substr($i, length(key) + 2)
@@ -40,12 +45,15 @@ FILENAME == ARGV[1] {
       failovers++
       kind[failovers] = pending; from[failovers] = pending_who; to[failovers] = who
       began[failovers] = pending_t; ended[failovers] = t
-      text = text sprintf(" -- %d ms after the %s", t - pending_t, pending == "crash" ? "kill" : "step-down request")
+      text = text sprintf(" -- %d ms after the %s", t - pending_t, pending == "crash" ? "kill" : pending == "master kill" ? "master was killed" : "step-down request")
       pending = ""
     }
     at(t, text)
   }
-  else if (event == "revoked") at(t, sprintf("%s no longer leader (%s)", who, field("reason")))
+  else if (event == "revoked") {
+    at(t, sprintf("%s no longer leader (%s)", who, field("reason")))
+    if (planned_t != "" && settled_t == "" && ++planned_lost) fail(sprintf("%s lost its term during the planned failover (%s)", who, field("reason")))
+  }
   else if (event == "sent") {
     tick = field("tick") + 0
     sent[tick]++; by[tick] = (by[tick] == "" ? "" : by[tick] ",") who; sent_by[who]++; total++
@@ -58,9 +66,17 @@ FILENAME == ARGV[1] {
   }
   else if (event == "step_down") at(t, sprintf("%s steps down (SIGUSR1)", who))
   else if (event == "stopped") { stopped++; at(t, sprintf("%s stopped, lease released", who)) }
-  else if (event == "error") { errors++; at(t, sprintf("%s error: %s", who, substr($0, index($0, "detail=")))) }
+  else if (event == "error") {
+    # Losing the connection to a killed master is the failover itself.
+    if (pending == "master kill") expected_errors++; else errors++
+    at(t, sprintf("%s error: %s", who, substr($0, index($0, "detail="))))
+  }
   else if (event == "kill") { pending = "crash"; pending_who = who; pending_t = t; at(t, sprintf("%s KILLED (SIGKILL) while leading", who)) }
   else if (event == "usr1") { pending = "step-down"; pending_who = who; pending_t = t }
+  else if (event == "planned") { planned_t = t; planned_who = who; at(t, sprintf("SENTINEL FAILOVER (master :%s) while %s leads", field("port"), who)) }
+  else if (event == "switched") at(t, sprintf("the sentinels name the new master :%s", field("port")))
+  else if (event == "settled") { settled_t = t; at(t, sprintf("the old master is a replica of :%s again", field("port"))) }
+  else if (event == "master_kill") { pending = "master kill"; pending_who = who; pending_t = t; at(t, sprintf("master :%s KILLED (SIGKILL) while %s leads", field("port"), who)) }
 }
 
 END {
@@ -104,13 +120,13 @@ END {
   if (errors) fail(sprintf("%d error lines in the logs", errors))
   for (f = 1; f <= failovers; f++) {
     # A crash costs at most the rest of the lease; a step-down, a round trip or two.
-    bound = kind[f] == "crash" ? ttl + 1000 : 1000
+    bound = kind[f] == "crash" ? ttl + 1000 : kind[f] == "master kill" ? master_bound : 1000
     if (ended[f] - began[f] > bound) fail(sprintf("the %s failover took %d ms (bound %d ms)", kind[f], ended[f] - began[f], bound))
   }
   crashes = 0
   for (f = 1; f <= failovers; f++) if (kind[f] == "crash") crashes++
   if (stopped != instances - crashes) fail(sprintf("%d of %d surviving instances stopped gracefully", stopped, instances - crashes))
-  if (failovers < 2) fail(sprintf("expected a crash failover and a step-down failover, saw %d failovers", failovers))
+  if (failovers < expect_failovers) fail(sprintf("expected %d failovers, saw %d", expect_failovers, failovers))
 
   # The timeline, in time order (insertion sort keeps equal times in input order).
   for (i = 2; i <= n; i++) {
@@ -128,8 +144,13 @@ END {
   printf("  ticks sent: %d of %d due (%s)\n", total, due, per)
   printf("  Redis: %d entries in %s, tick record %s; no tick sent twice in the logs or in Redis: %s\n",
          list_count, list, clock(record), failures ? "see below" : "yes")
+  if (planned_t != "")
+    printf("  planned failover (SENTINEL FAILOVER): %s kept its term: %s\n", planned_who, planned_lost ? "no" : "yes")
   for (f = 1; f <= failovers; f++) {
-    if (kind[f] == "crash")
+    if (kind[f] == "master kill")
+      printf("  master kill: %s demoted at once; leaderless for %d ms until %s was elected on the promoted replica; gap ticks: %s; %d connection-lost reports (expected)\n",
+             from[f], ended[f] - began[f], to[f], summary[f] == "" ? "none" : summary[f], expected_errors)
+    else if (kind[f] == "crash")
       printf("  crash of %s: leaderless for %d ms (lease ttl %d ms) until %s took over; gap ticks: %s\n",
              from[f], ended[f] - began[f], ttl, to[f], summary[f] == "" ? "none" : summary[f])
     else

@@ -10,7 +10,25 @@
 # loopback port, or uses REDIS_URL (redis://...) when given, under keys of its
 # own that it deletes at the end. Takes about 15 s once built, and leaves no
 # process behind. Exit status: 0 when the verdict is PASS.
+#
+# --sentinel: the same digest on a Redis Sentinel deployment (1 master, 2
+# replicas, 3 sentinels on free loopback ports, scripts/demo-sentinel.sh),
+# the instances using its redis-sentinel:// URL; the master is SIGKILLed:
+# the leader is demoted at once and the group is leaderless until Sentinel
+# promotes a replica (about 2.3 s), the misfire policy covering the gap.
+# --sentinel --planned first runs SENTINEL FAILOVER under the digest. It
+# FAILS today: the old master accepts the leader's writes until the leader
+# hears +switch-master, up to ~2 s after the promotion (docs/sentinel.md).
 set -euo pipefail
+sentinel="" planned=""
+for arg in "$@"; do
+  case "$arg" in
+    --sentinel) sentinel=1 ;;
+    --planned) planned=1 ;;
+    *) echo "usage: $0 [--sentinel [--planned]]" >&2; exit 2 ;;
+  esac
+done
+[ -z "$planned" ] || [ -n "$sentinel" ] || { echo "demo: --planned needs --sentinel" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_BUILD_DIR:-$root/build/release}
 jobs=${LEASEHOLD_JOBS:-$(nproc)}
@@ -21,9 +39,10 @@ instances=3
 work=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-demo.XXXXXX")
 declare -A pid_of=()
 redis_pid=""
+redis_pids=()
 cleanup() {
   local status=$?
-  for p in "${pid_of[@]}" $redis_pid; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in "${pid_of[@]}" $redis_pid "${redis_pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if [ -n "${REDIS_URL:-}" ] && [ -n "${prefix:-}" ]; then
     rcli DEL "${prefix}digest" "${prefix}digest:token" "${prefix}digest:ticks" "${prefix}default" \
@@ -64,7 +83,14 @@ sleep_to_phase() {
 say() { echo "$1 t=${2:-$(now_ms)}" >> "$work/demo.log"; }
 
 # ---- Redis ----------------------------------------------------------------------
-if [ -n "${REDIS_URL:-}" ]; then
+if [ -n "$sentinel" ]; then
+  . "$root/scripts/demo-sentinel.sh"
+  start_sentinel_topology
+  rcli() { redis-cli -p "$(master_port)" "$@"; }
+  prefix="leader:" list="digest:sent"
+  where="Sentinel: master 127.0.0.1:${node_ports[0]}, replicas :${node_ports[1]} :${node_ports[2]}, sentinels :${sentinel_ports[0]} :${sentinel_ports[1]} :${sentinel_ports[2]}
+url:   $url"
+elif [ -n "${REDIS_URL:-}" ]; then
   url=$REDIS_URL
   rcli() { redis-cli -u "$url" "$@"; }
   prefix="demo$$:leader:" list="demo$$:digest:sent"
@@ -113,26 +139,56 @@ fail() { echo "demo: $1" >&2; for f in "$work"/instance-*.log; do echo "--- $f";
 wait_until 10 has_leader || fail "no instance became leader within 10 s"
 wait_until 10 sent_at_least 3 || fail "the leader did not send 3 digests within 10 s"
 
-# 1. The leader dies without releasing its lease: the group is leaderless until it expires.
-sleep_to_phase 450
-victim=$(leader)
-[ -n "${pid_of[$victim]:-}" ] || fail "no leader to kill"
-killed_at=$(now_ms)
-say "kill instance=$victim" "$killed_at"
-disown "${pid_of[$victim]}"  # no "Killed" job notice in the output
-kill -KILL "${pid_of[$victim]}"
-wait_until $(( ttl / 1000 + 5 )) elected_after "$killed_at" || fail "nobody took over within ttl + 5 s"
-wait_until 10 sent_at_least 7 || fail "the new leader did not send"
+victim=""  # the instance SIGKILLed, if any
+if [ -n "$planned" ]; then
+  # 1. A planned failover: the leader should follow +switch-master to the new
+  #    master and keep its term, losing no tick and repeating none.
+  sleep_to_phase 450
+  planned_leader=$(leader)
+  old_master=$(master_port)
+  say "planned instance=$planned_leader port=$old_master"
+  sentinel_failover || fail "SENTINEL FAILOVER was refused"
+  wait_until 20 master_moved_from "$old_master" || fail "the sentinels did not promote a replica within 20 s"
+  say "switched port=$(master_port)"
+  # The sentinels turn the old master into a replica some seconds later.
+  wait_until 30 topology_settled || fail "the topology did not settle after the failover"
+  say "settled port=$(master_port)"
+  wait_until 10 sent_at_least $(( $(sent_count) + 2 )) || fail "no digest after the planned failover"
+fi
+if [ -n "$sentinel" ]; then
+  # 2. (or 1.) The master dies: every connection is lost, the leader is demoted at
+  #    once, and the group is leaderless until Sentinel promotes a replica.
+  sleep_to_phase 450
+  victim_master=$(master_port)
+  killed_at=$(now_ms)
+  say "master_kill instance=$(leader) port=$victim_master" "$killed_at"
+  disown "${pid_of_port[$victim_master]}"  # no "Killed" job notice in the output
+  kill_master_port "$victim_master"
+  wait_until 20 elected_after "$killed_at" || fail "nobody was elected on the promoted replica within 20 s"
+  say "switched port=$(master_port)"
+  wait_until 10 sent_at_least $(( $(sent_count) + 3 )) || fail "the new leader did not send"
+else
+  # 1. The leader dies without releasing its lease: the group is leaderless until it expires.
+  sleep_to_phase 450
+  victim=$(leader)
+  [ -n "${pid_of[$victim]:-}" ] || fail "no leader to kill"
+  killed_at=$(now_ms)
+  say "kill instance=$victim" "$killed_at"
+  disown "${pid_of[$victim]}"  # no "Killed" job notice in the output
+  kill -KILL "${pid_of[$victim]}"
+  wait_until $(( ttl / 1000 + 5 )) elected_after "$killed_at" || fail "nobody took over within ttl + 5 s"
+  wait_until 10 sent_at_least 7 || fail "the new leader did not send"
 
-# 2. The new leader steps down: a standby takes over at once, no tick lost.
-sleep_to_phase 450
-stepper=$(leader)
-[ -n "${pid_of[$stepper]:-}" ] || fail "no leader to step down"
-asked_at=$(now_ms)
-say "usr1 instance=$stepper" "$asked_at"
-kill -USR1 "${pid_of[$stepper]}"
-wait_until 5 elected_after "$asked_at" || fail "nobody took over after the step-down"
-wait_until 10 sent_at_least 10 || fail "the third leader did not send"
+  # 2. The new leader steps down: a standby takes over at once, no tick lost.
+  sleep_to_phase 450
+  stepper=$(leader)
+  [ -n "${pid_of[$stepper]:-}" ] || fail "no leader to step down"
+  asked_at=$(now_ms)
+  say "usr1 instance=$stepper" "$asked_at"
+  kill -USR1 "${pid_of[$stepper]}"
+  wait_until 5 elected_after "$asked_at" || fail "nobody took over after the step-down"
+  wait_until 10 sent_at_least 10 || fail "the third leader did not send"
+fi
 
 # 3. Graceful stop: standbys first, then the leader, so nobody takes over meanwhile.
 sleep_to_phase 450
@@ -155,5 +211,8 @@ pid_of=()
 } > "$work/redis.txt"
 cat "$work/demo.log" "$work"/instance-*.log |
   awk '{ t = $NF; sub("t=", "", t); print t, $0 }' | sort -n -s -k1,1 > "$work/events.txt"
+# A master kill is over when Sentinel has promoted a replica (down-after 1 s,
+# then the vote and the promotion: about 2.3 s) and a member was elected there.
 awk -v start="$start" -v interval="$interval" -v ttl="$ttl" -v grace="$grace" -v policy="$policy" \
-  -v list="$list" -f "$root/scripts/demo-verdict.awk" "$work/redis.txt" "$work/events.txt"
+  -v list="$list" -v master_bound=5000 -v expect_failovers="${sentinel:+1}" \
+  -f "$root/scripts/demo-verdict.awk" "$work/redis.txt" "$work/events.txt"

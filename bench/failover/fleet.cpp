@@ -40,6 +40,7 @@ Member& Fleet::spawn() {
                                 "--retry", std::to_string(config_.retry.count()),
                                 "--out", out};
   if (config_.group != "default") argv.insert(argv.end(), {"--groups", config_.group});
+  argv.insert(argv.end(), config_.extra_args.begin(), config_.extra_args.end());
   auto m = std::make_unique<Member>(Member{id, nullptr, MemberLog(out), true});
   m->process = std::make_unique<MemberProcess>(argv, fmt::format("{}/{}.log", config_.dir, id));
   Member& ref = *m;

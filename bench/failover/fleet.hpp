@@ -23,6 +23,7 @@ struct FleetConfig {
   std::chrono::milliseconds ttl{1000};
   std::chrono::milliseconds heartbeat{333};
   std::chrono::milliseconds retry{500};
+  std::vector<std::string> extra_args;  ///< more member flags (--confirm-replicas, --log-level, ...)
 };
 
 struct Member {

@@ -5,6 +5,9 @@
 //            [--retry-ms 500] [--scenarios step_down,stop,crash,load]
 //            [--load-standbys 2,10] [--load-seconds 10] [--out-dir failover-results]
 //            [--plot PREFIX] [--member PATH] [--seed N]
+//   failover --topology sentinel [--scenarios kill,failover,confirm_cost]
+//            [--confirm-replicas 1] [--cost-replicas 0,1,2] [--cost-groups 1000]
+//            [--rounds 20] [--ttl-ms 2000] ... (see sentinel_bench.hpp)
 //
 // Scenarios (each repeated --rounds times, with a random wait of up to one
 // heartbeat before each round so that every phase of the renewal cycle is
@@ -23,7 +26,9 @@
 #include "common/summary.hpp"
 #include "common/table.hpp"
 #include "failover/fleet.hpp"
+#include "failover/metric.hpp"
 #include "failover/scenarios.hpp"
+#include "failover/sentinel_bench.hpp"
 #include "failover/steady_load.hpp"
 #include "failover/timeline_plot.hpp"
 #include "support/redis_server.hpp"
@@ -60,7 +65,17 @@ struct Options {
   std::string plot;  // empty: <out_dir>/failover_timeline
   std::string member = LEASEHOLD_MEMBER_BINARY;
   unsigned seed = 1;
+  bool sentinel = false;        // --topology sentinel
+  bool scenarios_given = false;
+  std::vector<int> confirm_replicas{1}, cost_replicas{0, 1, 2};
+  int cost_groups = 1000;
 };
+
+std::vector<int> numbers(const std::vector<std::string>& list, int lo, int hi) {
+  std::vector<int> out;
+  for (const auto& s : list) out.push_back(std::clamp(std::stoi(s), lo, hi));
+  return out;
+}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -86,10 +101,15 @@ Options parse(int argc, char** argv) {
     else if (flag == "--scenarios") {
       o.scenarios.clear();
       for (const auto& s : split(value)) o.scenarios.insert(s);
-    } else if (flag == "--load-standbys") {
-      o.load_standbys.clear();
-      for (const auto& s : split(value)) o.load_standbys.push_back(std::clamp(std::stoi(s), 1, 100));
-    } else if (flag == "--load-seconds") o.load_window = std::chrono::seconds(std::clamp(std::stoi(value), 1, 600));
+      o.scenarios_given = true;
+    } else if (flag == "--load-standbys") o.load_standbys = numbers(split(value), 1, 100);
+    else if (flag == "--topology") {
+      if (value != "sentinel" && value != "single") throw std::invalid_argument("--topology is single or sentinel");
+      o.sentinel = value == "sentinel";
+    } else if (flag == "--confirm-replicas") o.confirm_replicas = numbers(split(value), 0, 2);
+    else if (flag == "--cost-replicas") o.cost_replicas = numbers(split(value), 0, 2);
+    else if (flag == "--cost-groups") o.cost_groups = std::clamp(std::stoi(value), 1, 100000);
+    else if (flag == "--load-seconds") o.load_window = std::chrono::seconds(std::clamp(std::stoi(value), 1, 600));
     else if (flag == "--out-dir") o.out_dir = value;
     else if (flag == "--plot") o.plot = value;
     else if (flag == "--member") o.member = value;
@@ -97,25 +117,13 @@ Options parse(int argc, char** argv) {
     else throw std::invalid_argument("unknown flag " + flag);
   }
   if (o.heartbeat.count() == 0) o.heartbeat = o.ttl / 3;
+  if (o.sentinel && !o.scenarios_given) o.scenarios = {"kill", "failover", "confirm_cost"};
   if (o.plot.empty()) o.plot = o.out_dir + "/failover_timeline";
   return o;
 }
 
 double ms_between(std::int64_t from_ns, std::int64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e6; }
 double ttl_of(const Options& o) { return static_cast<double>(o.ttl.count()); }
-
-// One latency row: the samples and what they are measured against.
-struct Metric {
-  std::string scenario, span, target;
-  std::vector<double> samples;
-  int attempted = 0;
-};
-
-void add_summary(bench::Table& t, const Metric& m) {
-  const auto s = bench::Summary::of(m.samples);
-  t.add({m.scenario, m.span, fmt::format("{}/{}", s.count, m.attempted), bench::fixed(s.min), bench::fixed(s.p50),
-         bench::fixed(s.p95), bench::fixed(s.p99), bench::fixed(s.max), m.target});
-}
 
 // The round whose value is the median of `value` over the ok rounds.
 template <typename Round>
@@ -207,6 +215,13 @@ int main(int argc, char** argv) try {
               o.candidates, o.rounds, static_cast<long long>(o.ttl.count()),
               static_cast<long long>(o.heartbeat.count()), static_cast<long long>(o.retry.count()),
               bench::load_average().c_str());
+  if (o.sentinel) {
+    bench::run_sentinel(bench::SentinelBenchOptions{o.member, o.out_dir, o.candidates, o.rounds, o.ttl, o.heartbeat,
+                                                    o.retry, o.scenarios, o.confirm_replicas, o.cost_replicas,
+                                                    o.cost_groups, o.load_window, o.seed});
+    std::printf("load average at end: %s\n", bench::load_average().c_str());
+    return 0;
+  }
 
   std::vector<bench::HandOverRound> step_downs, stops;
   std::vector<bench::CrashRound> crashes;
@@ -217,7 +232,7 @@ int main(int argc, char** argv) try {
     const std::string dir = o.out_dir + "/fleet";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    bench::Fleet fleet(bench::FleetConfig{o.member, server.url(), dir, "default", o.ttl, o.heartbeat, o.retry});
+    bench::Fleet fleet(bench::FleetConfig{o.member, server.url(), dir, "default", o.ttl, o.heartbeat, o.retry, {}});
     bench::Scenarios scenarios(fleet, admin, o.seed);
     scenarios.start(o.candidates);
     auto repeat = [&](const char* name, auto round, auto& into) {
@@ -236,12 +251,12 @@ int main(int argc, char** argv) try {
 
   // ---- latency table ----
   const double ttl_ms = static_cast<double>(o.ttl.count());
-  std::vector<Metric> metrics;
+  std::vector<bench::Metric> metrics;
   auto hand_over = [&](const char* scenario, const std::vector<bench::HandOverRound>& rounds, const std::string& target) {
     if (rounds.empty()) return;
-    Metric m{scenario, "command -> elected (other process)", target, {}, static_cast<int>(rounds.size())};
-    Metric ended{scenario, "command -> old claim ended", "", {}, m.attempted};
-    Metric sent{scenario, "command -> winning acquire sent", "", {}, m.attempted};
+    bench::Metric m{scenario, "command -> elected (other process)", target, {}, static_cast<int>(rounds.size())};
+    bench::Metric ended{scenario, "command -> old claim ended", "", {}, m.attempted};
+    bench::Metric sent{scenario, "command -> winning acquire sent", "", {}, m.attempted};
     for (const auto& r : rounds) {
       if (!r.ok) continue;
       m.samples.push_back(r.latency_ms());
@@ -254,11 +269,11 @@ int main(int argc, char** argv) try {
   hand_over("stop", stops, "");
   if (!crashes.empty()) {
     const int n = static_cast<int>(crashes.size());
-    Metric kill{"crash", "SIGKILL -> elected", fmt::format("<= ttl ({} ms) + a few ms", o.ttl.count()), {}, n};
-    Metric expiry{"crash", "lease expiry (PTTL) -> elected", "p99 <= 5 ms", {}, n};
-    Metric bound{"crash", "last confirmed renewal sent + ttl -> elected", "(upper bound of the row above)", {}, n};
-    Metric acquire{"crash", "lease expiry (PTTL) -> winning acquire sent", "", {}, n};
-    Metric left{"crash", "SIGKILL -> lease expiry (lease left)", "in [ttl - heartbeat, ttl]", {}, n};
+    bench::Metric kill{"crash", "SIGKILL -> elected", fmt::format("<= ttl ({} ms) + a few ms", o.ttl.count()), {}, n};
+    bench::Metric expiry{"crash", "lease expiry (PTTL) -> elected", "p99 <= 5 ms", {}, n};
+    bench::Metric bound{"crash", "last confirmed renewal sent + ttl -> elected", "(upper bound of the row above)", {}, n};
+    bench::Metric acquire{"crash", "lease expiry (PTTL) -> winning acquire sent", "", {}, n};
+    bench::Metric left{"crash", "SIGKILL -> lease expiry (lease left)", "in [ttl - heartbeat, ttl]", {}, n};
     for (const auto& r : crashes) {
       if (!r.ok) continue;
       kill.samples.push_back(r.kill_to_elected_ms());
@@ -269,9 +284,8 @@ int main(int argc, char** argv) try {
     }
     metrics.insert(metrics.end(), {kill, expiry, bound, acquire, left});
   }
-  bench::Table latency({"scenario", "measured span", "ok/rounds", "min ms", "p50 ms", "p95 ms", "p99 ms", "max ms",
-                        "target"});
-  for (const auto& m : metrics) add_summary(latency, m);
+  bench::Table latency(bench::metric_header());
+  for (const auto& m : metrics) bench::add_row(latency, m);
   if (!metrics.empty()) {
     std::printf("\n%s\n%s", latency.text().c_str(), latency.markdown().c_str());
     latency.write_csv(o.out_dir + "/failover_summary.csv");

@@ -27,13 +27,17 @@ MemberEvent parse_member_line(const std::string& line) {
     std::string kind;
     in >> kind >> e.group >> e.token >> e.at >> e.sent_at >> e.deadline;
     e.kind = kind == "began" ? Kind::began : kind == "extended" ? Kind::extended : Kind::ended;
+  } else if (word == "log") {
+    e.kind = Kind::log;
+    in >> e.at;
+    std::getline(in, e.detail);
   } else if (word == "error") {
     e.kind = Kind::error;
     std::int64_t code = 0;
     in >> e.group >> code >> e.at;
     std::getline(in, e.detail);
   }
-  if (in.fail() && e.kind != Kind::error) e.kind = Kind::other;
+  if (in.fail() && e.kind != Kind::error && e.kind != Kind::log) e.kind = Kind::other;
   return e;
 }
 

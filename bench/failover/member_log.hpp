@@ -10,14 +10,14 @@
 namespace leasehold::bench {
 
 struct MemberEvent {
-  enum class Kind { ready, elected, revoked, step_down, began, extended, ended, stopped, error, other };
+  enum class Kind { ready, elected, revoked, step_down, began, extended, ended, stopped, error, log, other };
   Kind kind = Kind::other;
   std::string group;
   std::int64_t token = 0;
   std::int64_t at = 0;        ///< when it happened (the line's own instant)
   std::int64_t sent_at = 0;   ///< audit: send instant of the confirming command
   std::int64_t deadline = 0;  ///< audit began/extended: the local deadline
-  std::string detail;         ///< revoked: the reason; error: the message
+  std::string detail;         ///< revoked: the reason; error, log: the message (log: after its level)
 };
 
 class MemberLog {

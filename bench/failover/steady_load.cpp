@@ -19,7 +19,7 @@ LoadResult measure_steady_load(const LoadConfig& config) {
   const std::string dir = fmt::format("{}/load-{}", config.dir, config.standbys);
   std::filesystem::create_directories(dir);
   Fleet fleet(FleetConfig{config.member_binary, server.url(), dir, "default", config.ttl, config.heartbeat,
-                          config.retry});
+                          config.retry, {}});
   for (int i = 0; i < config.standbys + 1; ++i) fleet.spawn();
   if (!fleet.wait_until([&] { return fleet.leader() != nullptr; }, config.ttl * 3 + std::chrono::seconds(5))) {
     throw std::runtime_error("load: no leader emerged");

@@ -10,6 +10,7 @@
 //   revoked <group> <token> <reason> <now>
 //   error <group|-> <code> <now> <detail...>
 //   step_down <group> <now>        (when the command was received)
+//   log <now> <level> <message...> (with --log-level: the library's own log)
 //   ready <now> / stopped <now>
 //
 // Commands on stdin, one per line: "step_down <group>", "stop" (graceful stop,
@@ -68,6 +69,7 @@ struct Args {
   std::string id;
   std::vector<std::string> groups;
   std::string out;
+  std::string log_level;  // empty: the library's default (warnings to stderr)
   lh::ElectorOptions options;
 };
 
@@ -108,6 +110,10 @@ Args parse(int argc, char** argv) {
     else if (flag == "--heartbeat") a.options.heartbeat_interval = parse_ms(flag, value);
     else if (flag == "--retry") a.options.retry_interval = parse_ms(flag, value);
     else if (flag == "--prefix") a.options.key_prefix = value;
+    else if (flag == "--confirm-replicas") a.options.confirm_replicas = std::atoi(std::string(value).c_str());
+    else if (flag == "--confirm-timeout") a.options.confirm_timeout = parse_ms(flag, value);
+    else if (flag == "--empty-restart-guard") a.options.empty_restart_guard = value != "off";
+    else if (flag == "--log-level") a.log_level = value;
     else throw std::invalid_argument(fmt::format("unknown flag {}", flag));
   }
   if (a.url.empty()) throw std::invalid_argument("--url is required");
@@ -120,6 +126,18 @@ Args parse(int argc, char** argv) {
 int main(int argc, char** argv) try {
   const Args args = parse(argc, argv);
   const Output out(args.out);
+  if (!args.log_level.empty()) {
+    // Into --out, on the shared clock: the failover benchmark reads when a
+    // member heard +switch-master and when it reconnected.
+    static constexpr std::string_view levels[] = {"debug", "info", "warning", "error"};
+    int level = 0;
+    while (level < 4 && levels[level] != args.log_level) ++level;
+    if (level == 4) throw std::invalid_argument("--log-level must be debug, info, warning or error");
+    lh::set_log_level(static_cast<lh::LogLevel>(level));
+    lh::set_log_sink([&out](lh::LogLevel l, std::string_view message) {
+      out.line(fmt::format("log {} {} {}", now_ns(), lh::to_string(l), message));
+    });
+  }
   asio::io_context io(1);
   lh::Elector elector(io.get_executor(), lh::RedisOptions::from_url(args.url), args.options);
 
