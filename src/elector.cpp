@@ -159,6 +159,29 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     });
   }
 
+  // WAIT vouches only for the writes of its own connection: one that ran on
+  // a later connection (a reconnect in between) counts as too few.
+  void eval_confirmed(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                      asio::any_completion_handler<void(error_code, redis::Reply, bool)> handler) {
+    asio::dispatch(strand_, [self = shared_from_this(), &script, k = std::move(keys), a = std::move(args),
+                             h = std::move(handler)]() mutable {
+      const std::uint64_t connection = self->client_.stats().connects;
+      self->client_.async_eval(script, std::move(k), std::move(a),
+                               [self, connection, h = std::move(h)](error_code ec, redis::Reply reply) mutable {
+        const int replicas = self->options().confirm_replicas;
+        if (ec || replicas == 0) return std::move(h)(ec, std::move(reply), true);
+        redis::Request wait{"WAIT", std::to_string(replicas), std::to_string(self->options().confirm_timeout.count())};
+        self->client_.async_exec(std::move(wait), [self, connection, replicas, reply = std::move(reply),
+                                                   h = std::move(h)](error_code wait_ec,
+                                                                     std::vector<redis::Reply> acks) mutable {
+          const bool enough = !wait_ec && acks.size() == 1 && acks[0].is_integer() && acks[0].integer >= replicas &&
+                              self->client_.stats().connects == connection;
+          std::move(h)(error_code{}, std::move(reply), enough);
+        });
+      });
+    });
+  }
+
   void leader_of(std::string group, LeaderInfoHandler handler) {
     try {
       validate_group_name(group);
@@ -565,6 +588,12 @@ void Elector::on_lease_audit(AuditHandler h) { impl_->set_audit(std::move(h)); }
 void Elector::start_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                          EvalHandler handler) {
   impl_->eval(script, std::move(keys), std::move(args), std::move(handler));
+}
+
+void Elector::start_eval_confirmed(const redis::Script& script, std::vector<std::string> keys,
+                                   std::vector<std::string> args,
+                                   asio::any_completion_handler<void(error_code, redis::Reply, bool)> handler) {
+  impl_->eval_confirmed(script, std::move(keys), std::move(args), std::move(handler));
 }
 
 void Elector::start_acquire(std::string group, TermHandler handler) {

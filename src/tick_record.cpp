@@ -1,4 +1,7 @@
 #include "tick_record.hpp"
+
+#include "elector_access.hpp"
+
 #include <leasehold/log.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -44,6 +47,7 @@ std::string_view to_string(TickClaim claim) noexcept {
     case TickClaim::not_holder: return "not the lease holder";
     case TickClaim::no_history: return "no history";
     case TickClaim::failed: return "failed";
+    case TickClaim::not_confirmed: return "too few replicas acknowledged the claim";
   }
   return "unknown";
 }
@@ -56,14 +60,26 @@ asio::awaitable<TickClaim> claim_tick(Elector& elector, std::string group, std::
   std::vector<std::string> args{elector.instance_id(), schedule, std::to_string(tick_ms), catch_up ? "1" : "0"};
   // An empty slot: the caller's cancellation must not reach the command.
   auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable));
-  auto [ec, reply] = co_await elector.async_eval(claim_script(), std::move(keys), std::move(args), std::move(token));
+  auto [ec, reply, confirmed] =
+      co_await ElectorAccess::eval_confirmed(elector, claim_script(), std::move(keys), std::move(args), std::move(token));
   if (ec || !reply.is_integer()) {
     log(LogLevel::warning, fmt::format("leasehold: tick claim for \"{}\" in group \"{}\" failed: {}", schedule,
                                        group, ec ? ec.message() : reply.debug_string()));
     co_return TickClaim::failed;
   }
   switch (reply.integer) {
-    case 1: co_return TickClaim::run;
+    case 1:
+      // Confirm mode: a record too few replicas have could vanish in a
+      // failover and the tick run again there; not running it is the lesser
+      // harm (at most once).
+      if (!confirmed) {
+        log(LogLevel::warning,
+            fmt::format("leasehold: tick claim for \"{}\" in group \"{}\": too few replicas acknowledged it; "
+                        "the tick is skipped",
+                        schedule, group));
+        co_return TickClaim::not_confirmed;
+      }
+      co_return TickClaim::run;
     case 0: co_return TickClaim::already_ran;
     case -1: co_return TickClaim::not_holder;
     case -2: co_return TickClaim::no_history;

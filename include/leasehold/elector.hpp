@@ -380,6 +380,11 @@ class Elector {
   void start_metrics(MetricsHandler handler);
   void start_eval(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   EvalHandler handler);
+  /// As start_eval, then in confirm mode a WAIT on the same connection; the
+  /// handler's bool says whether enough replicas acknowledged (always true
+  /// when confirm mode is off). For the library's own records (tick claims).
+  void start_eval_confirmed(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+                            boost::asio::any_completion_handler<void(error_code, redis::Reply, bool)> handler);
   friend class StopOperation;
   friend struct detail::ElectorAccess;
   bool on_own_executor() const noexcept;

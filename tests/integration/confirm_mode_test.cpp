@@ -5,6 +5,8 @@
 
 #include "support/elector_fixture.hpp"
 
+#include <leasehold/scheduler.hpp>
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -144,4 +146,28 @@ TEST(ConfirmMode, OneOfTwoReplicasIsEnoughWhenOneIsAsked) {
   ASSERT_TRUE(fleet.wait_leading(0));
   EXPECT_FALSE(fleet.events(0).has_error(lh::errc::not_confirmed));
   redis.replicas[0]->resume();
+}
+
+// Once per tick in confirm mode: a tick whose record too few replicas have is
+// not run (a failover could lose the record and run the tick again). While a
+// replica is frozen, the leader's remaining term runs no tick; after it
+// resumes, ticks run again.
+TEST(ConfirmMode, ATickWhoseRecordTooFewReplicasAcknowledgedIsNotRun) {
+  Replicated redis;
+  Fleet fleet(redis.master);
+  auto& e = fleet.add(confirming("ticker", 2));
+  std::vector<std::chrono::steady_clock::time_point> ran;
+  auto schedule = lh::every(e, "default", 100ms, [&] { ran.push_back(std::chrono::steady_clock::now()); },
+                            {.once_per_tick = true, .misfire = lh::Misfire::skip});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return ran.size() >= 3; }, 15s));
+  redis.replicas[0]->pause();
+  const auto paused_at = std::chrono::steady_clock::now();
+  // The term lasts until its deadline (up to a ttl): ticks come due meanwhile.
+  ASSERT_TRUE(run_until(fleet.io, [&] { return !fleet.events(0).revoked.empty(); }, 15s));
+  const auto claims_settled = paused_at + 300ms;  // a claim confirmed just before the pause may still run
+  for (const auto at : ran) EXPECT_LT(at, claims_settled) << "a tick ran on an unconfirmed record";
+  redis.replicas[0]->resume();
+  const auto resumed_count = ran.size();
+  EXPECT_TRUE(run_until(fleet.io, [&] { return ran.size() >= resumed_count + 3; }, 15s));
+  schedule.cancel();
 }
