@@ -123,13 +123,18 @@ void SentinelScenarios::finish(SentinelRound& r, const Member& old) {
   r.kept = r.ok && !revoked && r.new_leader == r.old_leader && r.new_token == r.old_token;
 }
 
-SentinelRound SentinelScenarios::kill_round() {
+std::pair<Member*, SentinelRound> SentinelScenarios::start_round() {
   Member& leader = wait_for_confirmed_leader();
   std::uniform_int_distribution<long> us(0, config_.heartbeat.count() * 1000);
   std::this_thread::sleep_for(std::chrono::microseconds(us(rng_)));
   SentinelRound r;
   r.old_leader = leader.id;
   r.old_token = last_event(leader.log, Kind::elected, group)->token;
+  return {&leader, r};
+}
+
+SentinelRound SentinelScenarios::kill_round() {
+  auto [leader, r] = start_round();
   const std::size_t old = topology_->master_index();
   r.fault_ns = now_ns();
   topology_->kill_master();
@@ -140,22 +145,17 @@ SentinelRound SentinelScenarios::kill_round() {
   topology_->restart_node(old);
   r.restart_ns = now_ns();
   topology_->wait_for_replica_of(old, promoted, 30s);
-  finish(r, leader);
+  finish(r, *leader);
   return r;
 }
 
 SentinelRound SentinelScenarios::planned_round() {
-  Member& leader = wait_for_confirmed_leader();
-  std::uniform_int_distribution<long> us(0, config_.heartbeat.count() * 1000);
-  std::this_thread::sleep_for(std::chrono::microseconds(us(rng_)));
-  SentinelRound r;
-  r.old_leader = leader.id;
-  r.old_token = last_event(leader.log, Kind::elected, group)->token;
+  auto [leader, r] = start_round();
   const std::size_t old = topology_->master_index();
   r.fault_ns = now_ns();
   topology_->manual_failover();
   topology_->wait_for_new_master(old, 30s);
-  finish(r, leader);
+  finish(r, *leader);
   return r;
 }
 

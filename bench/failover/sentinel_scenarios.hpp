@@ -15,6 +15,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace leasehold::bench {
 
@@ -61,6 +62,9 @@ class SentinelScenarios {
 
  private:
   Member& wait_for_confirmed_leader();
+  /// Waits for a confirmed leader, then a random part of a heartbeat (so the
+  /// fault lands anywhere in the renewal cycle); the round's leader and token.
+  std::pair<Member*, SentinelRound> start_round();
   struct Confirmation {
     Member* who = nullptr;
     std::int64_t at = 0, token = 0, left_old = 0;
