@@ -45,8 +45,9 @@ struct SentinelOptions {
   /// Bound on asking one sentinel (connect, AUTH, the query), so that a dead
   /// sentinel costs this much before the next one is asked. > 0.
   std::chrono::milliseconds query_timeout{500};
-  /// Subscribe to +switch-master on a sentinel and reconnect as soon as the
-  /// master changes, instead of when the old master fails. The announced
+  /// Subscribe to +switch-master on every sentinel and reconnect at the
+  /// first announcement that the master changed, instead of when the old
+  /// master fails. The announced
   /// address is resolved and checked like any other.
   bool follow_switch_master = true;
 };

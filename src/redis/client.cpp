@@ -96,7 +96,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     stop_signal_.expires_at(clock::time_point::max());
     if (resolver_ && options_.sentinel->follow_switch_master) {
       if (!watcher_) {
-        watcher_ = SentinelWatcher::make(
+        watcher_ = std::make_unique<SentinelWatcher>(
             ex_, options_, [weak = weak_from_this()](const MasterAddress& master, const std::string& sentinel) {
               if (auto self = weak.lock()) self->on_switch_master(master, sentinel);
             });
@@ -293,6 +293,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   void on_switch_master(const MasterAddress& master, const std::string& sentinel) {
     if (fsm_.stopped()) return;
     if (connected() && target_.host == master.host && target_.port == master.port) return;
+    if (switching_to_ == master) return;  // every sentinel announces the switch: the first one moves us
+    switching_to_ = master;
     if (stream_) {
       recycle_reason_ = make_error(errc::master_changed,
                                    fmt::format("sentinel {} announced +switch-master for \"{}\" to {}; reconnecting",
@@ -324,6 +326,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       co_return e;
     }
     if (!fsm_.on_up()) co_return make_error(errc::stopped);
+    switching_to_.reset();
     ++stats_.connects;
     last_error_ = {};
     watchdog_.reset(clock::now());
@@ -513,7 +516,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   asio::steady_timer backoff_timer_;
   asio::steady_timer stop_signal_;  // cancelled by stop(): ends a sentinel round
   std::optional<SentinelResolver> resolver_;
-  std::shared_ptr<SentinelWatcher> watcher_;
+  std::unique_ptr<SentinelWatcher> watcher_;
+  std::optional<MasterAddress> switching_to_;  // announced, not yet connected to: repeats are ignored
   std::string resolved_by_;  // the sentinel that named target_
   Error recycle_reason_;     // why on_switch_master closed the connection
 #if LEASEHOLD_HAS_TLS

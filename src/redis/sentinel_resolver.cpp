@@ -107,54 +107,23 @@ asio::awaitable<SentinelAnswer> SentinelResolver::exchange(const asio::any_io_ex
 #pragma GCC diagnostic pop
 #endif
 
-std::shared_ptr<SentinelWatcher> SentinelWatcher::make(asio::any_io_executor ex, const RedisOptions& options,
-                                                       SwitchHandler on_switch) {
-  return std::make_shared<SentinelWatcher>(std::move(ex), options, std::move(on_switch));
-}
-
 SentinelWatcher::SentinelWatcher(asio::any_io_executor ex, const RedisOptions& options, SwitchHandler on_switch)
-    : ex_(std::move(ex)), options_(options), on_switch_(std::move(on_switch)), rotate_timer_(ex_) {}
+    : ex_(std::move(ex)), options_(options), on_switch_(std::move(on_switch)) {}
 
 void SentinelWatcher::start() {
-  if (!client_) watch(index_);
+  if (!clients_.empty()) return;
+  for (const SentinelAddress& sentinel : options_.sentinel->sentinels) {
+    auto client = std::make_unique<Client>(ex_, sentinel_node_options(options_, sentinel), Role::subscriber);
+    const std::string name = MasterAddress{sentinel.host, sentinel.port}.to_string();
+    client->on_message([this, name](std::string_view, std::string_view payload) {
+      if (auto master = parse_switch_master(payload, options_.sentinel->master_name)) on_switch_(*master, name);
+    });
+    client->subscribe({"+switch-master"});
+    client->start();
+    clients_.push_back(std::move(client));
+  }
 }
 
-void SentinelWatcher::stop() {
-  rotate_timer_.cancel();
-  rotating_ = false;
-  client_.reset();  // its destructor stops it and drops its handlers
-}
-
-void SentinelWatcher::watch(std::size_t index) {
-  const auto& sentinels = options_.sentinel->sentinels;
-  index_ = index % sentinels.size();
-  const SentinelAddress& sentinel = sentinels[index_];
-  RedisOptions node = sentinel_node_options(options_, sentinel);
-  client_ = std::make_unique<Client>(ex_, std::move(node), Role::subscriber);
-  const std::string name = MasterAddress{sentinel.host, sentinel.port}.to_string();
-  client_->on_message([this, name](std::string_view, std::string_view payload) {
-    if (auto master = parse_switch_master(payload, options_.sentinel->master_name)) on_switch_(*master, name);
-  });
-  client_->on_state([this](bool up, const Error&) {
-    if (!up) rotate_later();
-  });
-  client_->subscribe({"+switch-master"});
-  client_->start();
-}
-
-// Not from inside the failing client's own handler (it would destroy the
-// client under itself), and not at once: with every sentinel down, each is
-// tried at most once per query_timeout.
-void SentinelWatcher::rotate_later() {
-  if (rotating_) return;
-  rotating_ = true;
-  rotate_timer_.expires_after(options_.sentinel->query_timeout);
-  rotate_timer_.async_wait([weak = weak_from_this()](const error_code& ec) {
-    auto self = weak.lock();
-    if (ec || !self || !self->rotating_) return;
-    self->rotating_ = false;
-    self->watch(self->index_ + 1);
-  });
-}
+void SentinelWatcher::stop() { clients_.clear(); }  // each destructor stops its client and drops its handlers
 
 }  // namespace leasehold::redis::detail

@@ -9,10 +9,10 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <functional>
 #include <memory>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -50,34 +50,29 @@ class SentinelResolver {
 #endif
 };
 
-/// Keeps a subscription to +switch-master on one sentinel at a time, moving
-/// to the next one when its connection fails, and reports announcements
-/// about our master. A speed-up only: the client checks any address it is
-/// given with ROLE, and resolves again on every reconnect anyway.
-class SentinelWatcher : public std::enable_shared_from_this<SentinelWatcher> {
+/// Keeps a subscription to +switch-master on every sentinel and reports
+/// announcements about our master. Every sentinel, because each announces
+/// when it adopts the new configuration, and the one that ran the failover
+/// only at its end (about 1 s after the others, measured): the first
+/// announcement wins. A speed-up only: the client checks any address it is
+/// given with ROLE, and resolves again on every reconnect anyway. Each
+/// subscription reconnects on its own with the client's backoff.
+class SentinelWatcher {
  public:
   /// Called on the executor with the announced master and the sentinel that announced it.
   using SwitchHandler = std::function<void(const MasterAddress& master, const std::string& sentinel)>;
 
   /// `options` (with a sentinel section) must outlive the watcher.
-  static std::shared_ptr<SentinelWatcher> make(asio::any_io_executor ex, const RedisOptions& options,
-                                               SwitchHandler on_switch);
   SentinelWatcher(asio::any_io_executor ex, const RedisOptions& options, SwitchHandler on_switch);
 
   void start();
   void stop();
 
  private:
-  void watch(std::size_t index);
-  void rotate_later();
-
   asio::any_io_executor ex_;
   const RedisOptions& options_;
   SwitchHandler on_switch_;
-  std::size_t index_ = 0;
-  std::unique_ptr<Client> client_;
-  asio::steady_timer rotate_timer_;
-  bool rotating_ = false;
+  std::vector<std::unique_ptr<Client>> clients_;  // one per sentinel
 };
 
 }  // namespace leasehold::redis::detail
