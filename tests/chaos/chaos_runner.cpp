@@ -1,25 +1,27 @@
-// leasehold_chaos: a fleet of leasehold_member processes, each connected
-// through its own FaultProxy to one harness-started redis-server, under a
-// random fault schedule. At the end it stops everything, checks every claim
-// interval the members recorded, prints a table and exits non-zero on any
-// overlap, late recovery, unexplained leaderless gap, elected/revoked
-// disorder, crash or hang. See docs/reliability.md.
+// leasehold_chaos: a fleet of leasehold_member processes under a random
+// fault schedule, against one harness-started redis-server (each member
+// through its own FaultProxy) or a Sentinel deployment (deployment.hpp). At
+// the end it stops everything, checks every claim interval and term the
+// members recorded, prints a table and exits non-zero on any overlap, fencing
+// token regression, late recovery, unexplained leaderless gap,
+// elected/revoked disorder, crash or hang. See docs/reliability.md.
 //
 //   leasehold_chaos [--seed N] [--duration S] [--instances N] [--groups N]
 //                   [--ttl MS] [--retry MS] [--margin MS]
 //                   [--scenario mixed|delayed-replies] [--faults kind,kind,...]
 //                   (kinds: tests/chaos/fault.hpp)
+//                   [--topology single|sentinel]
+//                   [--confirm-replicas N] [--confirm-timeout MS]
 //                   [--member PATH] [--work-dir DIR] [--keep]
 
 #include "chaos/checker.hpp"
+#include "chaos/deployment.hpp"
 #include "chaos/fault.hpp"
 #include "chaos/fleet.hpp"
 #include "chaos/report.hpp"
 #include "chaos/schedule.hpp"
 
 #include "support/admin_client.hpp"
-#include "support/fault_proxy.hpp"
-#include "support/redis_server.hpp"
 
 #include <fmt/format.h>
 
@@ -53,7 +55,10 @@ struct Args {
   std::size_t groups = 20;
   chaos::Timing timing;
   chaos::Scenario scenario = chaos::Scenario::mixed;
-  std::vector<chaos::FaultKind> faults{std::begin(chaos::kDefaultFaultKinds), std::end(chaos::kDefaultFaultKinds)};
+  std::vector<chaos::FaultKind> faults;  // empty: the topology's default set
+  chaos::Topology topology = chaos::Topology::single;
+  int confirm_replicas = 0;
+  milliseconds confirm_timeout{100};
   std::string member = LEASEHOLD_MEMBER_BINARY;
   std::string work_dir;
   bool keep = false;
@@ -87,6 +92,13 @@ Args parse(int argc, char** argv) {
     else if (flag == "--margin") a.timing.margin = milliseconds(number(flag, value, 0));
     else if (flag == "--member") a.member = value;
     else if (flag == "--work-dir") a.work_dir = value;
+    else if (flag == "--confirm-replicas") a.confirm_replicas = static_cast<int>(number(flag, value, 0));
+    else if (flag == "--confirm-timeout") a.confirm_timeout = milliseconds(number(flag, value, 1));
+    else if (flag == "--topology") {
+      if (value == "single") a.topology = chaos::Topology::single;
+      else if (value == "sentinel") a.topology = chaos::Topology::sentinel;
+      else throw std::invalid_argument(fmt::format("unknown topology \"{}\" (single, sentinel)", value));
+    }
     else if (flag == "--scenario") {
       if (value == "mixed") a.scenario = chaos::Scenario::mixed;
       else if (value == "delayed-replies") a.scenario = chaos::Scenario::delayed_replies;
@@ -105,6 +117,10 @@ Args parse(int argc, char** argv) {
       throw std::invalid_argument(fmt::format("unknown flag {}", flag));
     }
   }
+  if (a.faults.empty()) a.faults = chaos::default_faults(a.topology);
+  for (auto kind : a.faults) {
+    if (const auto why = chaos::unsupported(a.topology, kind); !why.empty()) throw std::invalid_argument(why);
+  }
   return a;
 }
 
@@ -112,10 +128,11 @@ std::string replay_command(const Args& a) {
   std::string faults;
   for (auto k : a.faults) faults += (faults.empty() ? "" : ",") + std::string(chaos::to_string(k));
   return fmt::format("leasehold_chaos --seed {} --duration {} --instances {} --groups {} --ttl {} --retry {} "
-                     "--margin {} --scenario {} --faults {}",
+                     "--margin {} --scenario {} --faults {} --topology {} --confirm-replicas {} --confirm-timeout {}",
                      a.seed, a.duration_s, a.instances, a.groups, a.timing.ttl.count(), a.timing.retry.count(),
                      a.timing.margin.count(),
-                     a.scenario == chaos::Scenario::mixed ? "mixed" : "delayed-replies", faults);
+                     a.scenario == chaos::Scenario::mixed ? "mixed" : "delayed-replies", faults,
+                     chaos::to_string(a.topology), a.confirm_replicas, a.confirm_timeout.count());
 }
 
 std::vector<std::string> group_names(std::size_t total) {
@@ -137,19 +154,17 @@ class ChaosRun {
   explicit ChaosRun(Args args)
       : args_(std::move(args)),
         dir_(work_dir(args_.work_dir)),
-        fleet_({args_.member, dir_, group_names(args_.groups), args_.timing.ttl, args_.timing.retry}),
+        deployment_(chaos::make_deployment({args_.topology, args_.instances, args_.timing})),
+        fleet_({args_.member, dir_, group_names(args_.groups), args_.timing.ttl, args_.timing.retry,
+                args_.confirm_replicas, args_.confirm_timeout}),
         groups_(fleet_.all_groups()),
         planner_(args_.seed, args_.scenario, args_.timing, args_.faults, args_.instances) {
-    for (std::size_t i = 0; i < args_.instances; ++i) {
-      proxies_.push_back(std::make_unique<test::FaultProxy>(server_.port()));
-      fleet_.add(fmt::format("redis://127.0.0.1:{}/0?connect_timeout={}&command_timeout={}", proxies_.back()->port(),
-                             args_.timing.connect_timeout.count(), args_.timing.command_timeout.count()));
-    }
+    for (std::size_t i = 0; i < args_.instances; ++i) fleet_.add(deployment_->member_url(i));
   }
 
   int run() {
     const auto began = std::chrono::steady_clock::now();
-    auto admin = server_.admin();
+    auto admin = deployment_->admin(milliseconds(2000));
     if (!fleet_.wait_until_led(admin, std::chrono::seconds(15))) {
       fmt::print("FAIL: not every group had a leader within 15 s of the start\n");
       return 1;
@@ -182,7 +197,7 @@ class ChaosRun {
   void resolve_targets(chaos::Batch& batch) {
     std::vector<std::string> h;
     try {
-      auto admin = server_.admin(milliseconds(1000));
+      auto admin = deployment_->admin(milliseconds(1000));
       h = chaos::holders(admin, groups_);
     } catch (const std::exception&) {
     }
@@ -209,57 +224,43 @@ class ChaosRun {
     }
   }
 
-  bool admin_call(std::vector<std::string> command) {
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      try {
-        auto admin = server_.admin(milliseconds(1000));
-        const auto reply = admin.call(command);
-        if (!reply.is_error()) return true;
-        fmt::print("  {} failed: {}\n", command.front(), test::describe_reply(reply));
-      } catch (const std::exception& e) {
-        fmt::print("  {} failed: {}\n", command.front(), e.what());
-      }
-    }
-    runner_errors_.push_back(fmt::format("could not run {} {}", command.front(), command.size() > 1 ? command[1] : ""));
-    return false;
-  }
-
-  void inject(const chaos::Fault& f) {
+  // Instance faults are the fleet's, the rest the deployment's. A fault
+  // that cannot be injected or healed is a runner error; the run goes on.
+  void inject(chaos::Fault& f) {
     using K = chaos::FaultKind;
-    switch (f.kind) {
-      case K::kill:
-        fleet_.kill(f.slot);
-        proxies_[f.slot]->set_latency(milliseconds(0));  // the new process starts on a clean line
-        fleet_.respawn(f.slot, f.new_id);
-        break;
-      case K::freeze: fleet_.freeze(f.slot); break;
-      case K::blackhole: proxies_[f.slot]->blackhole(); break;
-      case K::delay: proxies_[f.slot]->set_latency(f.latency); break;
-      case K::step_down: fleet_.step_down(f.slot, f.group); break;
-      case K::redis_pause: server_.pause(); break;
-      case K::redis_restart:
-      case K::redis_fast_restart: server_.kill(); break;
-      case K::script_flush: admin_call({"SCRIPT", "FLUSH"}); break;
-      case K::client_kill: admin_call({"CLIENT", "KILL", "TYPE", "normal"}); break;
-      case K::maxmemory: admin_call({"CONFIG", "SET", "maxmemory", "1"}); break;
+    try {
+      switch (f.kind) {
+        case K::kill:
+          fleet_.kill(f.slot);
+          deployment_->reset_line(f.slot);
+          fleet_.respawn(f.slot, f.new_id);
+          break;
+        case K::freeze: fleet_.freeze(f.slot); break;
+        case K::step_down: fleet_.step_down(f.slot, f.group); break;
+        default: deployment_->inject(f); break;
+      }
+    } catch (const std::exception& e) {
+      runner_errors_.push_back(fmt::format("{}: {}", chaos::to_string(f.kind), e.what()));
     }
   }
 
   void heal(const chaos::Fault& f) {
-    using K = chaos::FaultKind;
-    switch (f.kind) {
-      case K::freeze: fleet_.thaw(f.slot); break;
-      case K::blackhole: proxies_[f.slot]->forward(); break;
-      case K::delay: proxies_[f.slot]->set_latency(milliseconds(0)); break;
-      case K::redis_pause: server_.resume(); break;
-      case K::redis_restart:
-      case K::redis_fast_restart: server_.restart(); break;
-      case K::maxmemory: admin_call({"CONFIG", "SET", "maxmemory", "0"}); break;
-      default: break;
+    try {
+      if (f.kind == chaos::FaultKind::freeze) fleet_.thaw(f.slot);
+      else deployment_->heal(f);
+    } catch (const std::exception& e) {
+      runner_errors_.push_back(fmt::format("healing {}: {}", chaos::to_string(f.kind), e.what()));
     }
   }
 
   void run_batch(chaos::Batch& batch) {
+    try {
+      deployment_->settle();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      fmt::print("{}\n", what);
+      runner_errors_.push_back("before a batch: " + what.substr(0, what.find('\n')));
+    }
     resolve_targets(batch);
     struct Action {
       milliseconds at;
@@ -279,7 +280,7 @@ class ChaosRun {
     const auto t0 = std::chrono::steady_clock::now();
     for (const auto& a : actions) {
       fleet_.wait(std::chrono::duration_cast<milliseconds>(t0 + a.at - std::chrono::steady_clock::now()));
-      const auto& f = batch.faults[a.fault];
+      auto& f = batch.faults[a.fault];
       if (a.heal) {
         heal(f);
         times[a.fault].healed = chaos::now_ns();
@@ -334,8 +335,10 @@ class ChaosRun {
     const auto stop_problems = fleet_.stop_all(std::chrono::seconds(5));
     const auto runs = fleet_.load_runs();
     const auto overlaps = chaos::find_overlaps(runs);
-    const auto live = chaos::check_liveness(chaos::leaderless_gaps(runs, groups_, from_, to), disruptions_,
-                                            ns(args_.timing.margin));
+    const auto& losses = deployment_->data_losses();
+    const auto regressions = chaos::find_token_regressions(runs, losses);
+    const auto gaps = chaos::leaderless_gaps(runs, groups_, from_, to);
+    const auto live = chaos::check_liveness(gaps, disruptions_, ns(args_.timing.margin));
 
     std::size_t claims = 0, problems = 0, errors = 0;
     for (const auto& run : runs) {
@@ -361,27 +364,51 @@ class ChaosRun {
       fmt::print("GAP: group {} had no leader for {} ms from {:.3f} s, outside every disruption\n", group,
                  chaos::format_ms(gap.length()), static_cast<double>(gap.begin - from_) / 1e9);
     }
-    Nanos longest_overlap = 0;
-    for (const auto& o : overlaps) longest_overlap = std::max(longest_overlap, o.length);
+    Nanos longest_overlap = 0, total_overlap = 0;
+    for (const auto& o : overlaps) {
+      longest_overlap = std::max(longest_overlap, o.length);
+      total_overlap += o.length;
+    }
     for (std::size_t i = 0; i < overlaps.size() && i < 20; ++i) {
       const auto& o = overlaps[i];
       fmt::print("OVERLAP: group {}: {} and {} both claimed it for {} ms from {:.3f} s\n", o.group, o.first,
                  o.second, chaos::format_ms(o.length), static_cast<double>(o.start - from_) / 1e9);
+    }
+    for (std::size_t i = 0; i < regressions.size() && i < 20; ++i) {
+      const auto& r = regressions[i];
+      fmt::print("TOKEN: group {}: {} began a term with token {} at {:.3f} s, after {} had token {}\n", r.group,
+                 r.later, r.later_token, static_cast<double>(r.at - from_) / 1e9, r.earlier, r.earlier_token);
     }
     for (const auto& c : fleet_.crashes()) fmt::print("CRASH: {}\n", c);
     for (const auto& p : stop_problems) fmt::print("STOP: {}\n", p);
     for (const auto& e : runner_errors_) fmt::print("RUNNER: {}\n", e);
 
     report_.print();
-    const bool ok = overlaps.empty() && live.ok() && problems == 0 && fleet_.crashes().empty() &&
-                    stop_problems.empty() && runner_errors_.empty();
-    fmt::print("\nseed {}; {:.1f} s observed; {} claim intervals from {} processes over {} groups; "
-               "{} error events; {} overlaps (longest {} ms)\n",
-               args_.seed, static_cast<double>(to - from_) / 1e9, claims, runs.size(), groups_.size(), errors,
-               overlaps.size(), chaos::format_ms(longest_overlap));
-    fmt::print("RESULT: {} overlaps={} late={} unexplained_gaps={} order_problems={} crashes={} stop_problems={} "
-               "runner_errors={}\n",
-               ok ? "PASS" : "FAIL", overlaps.size(), late, live.unexplained.size(), problems,
+    // The share of group-time some live process claimed.
+    Nanos leaderless = 0;
+    for (const auto& [group, list] : gaps) {
+      for (const auto& g : list) leaderless += g.length();
+    }
+    const double window = static_cast<double>(to - from_) * static_cast<double>(groups_.size());
+    const double leader_share = window > 0 ? 1.0 - static_cast<double>(leaderless) / window : 0.0;
+
+    const bool ok = overlaps.empty() && regressions.empty() && live.ok() && problems == 0 &&
+                    fleet_.crashes().empty() && stop_problems.empty() && runner_errors_.empty();
+    fmt::print("\nseed {}; topology {}; confirm replicas {}; {:.1f} s observed; {} claim intervals from {} processes "
+               "over {} groups; {} error events\n",
+               args_.seed, chaos::to_string(args_.topology), args_.confirm_replicas,
+               static_cast<double>(to - from_) / 1e9, claims, runs.size(), groups_.size(), errors);
+    fmt::print("overlaps {} (longest {} ms, total {} ms); token regressions {}; leader time {:.1f} %\n",
+               overlaps.size(), chaos::format_ms(longest_overlap), chaos::format_ms(total_overlap),
+               regressions.size(), 100.0 * leader_share);
+    if (!losses.empty()) {
+      fmt::print("Redis lost its data {} time(s) (restarted empty): tokens are compared only within each "
+                 "stretch between losses; across a loss they start over and no check applies\n",
+                 losses.size());
+    }
+    fmt::print("RESULT: {} overlaps={} token_regressions={} late={} unexplained_gaps={} order_problems={} "
+               "crashes={} stop_problems={} runner_errors={}\n",
+               ok ? "PASS" : "FAIL", overlaps.size(), regressions.size(), late, live.unexplained.size(), problems,
                fleet_.crashes().size(), stop_problems.size(), runner_errors_.size());
     if (!ok) fmt::print("replay: {}\n", replay_command(args_));
     return ok ? 0 : 1;
@@ -389,9 +416,8 @@ class ChaosRun {
 
   Args args_;
   std::string dir_;
-  test::RedisServer server_;
-  std::vector<std::unique_ptr<test::FaultProxy>> proxies_;
-  chaos::MemberFleet fleet_;  // after the server and proxies: its processes die first
+  std::unique_ptr<chaos::Deployment> deployment_;
+  chaos::MemberFleet fleet_;  // after the deployment: its processes die first
   std::vector<std::string> groups_;
   chaos::Planner planner_;
   chaos::Report report_;
@@ -406,8 +432,10 @@ class ChaosRun {
 int main(int argc, char** argv) try {
   const Args args = parse(argc, argv);
   fmt::print("leasehold_chaos: seed {}\nreplay: {}\n", args.seed, replay_command(args));
-  fmt::print("ttl {} ms, retry {} ms, margin {} ms, {} instances x {} groups, member {}\n", args.timing.ttl.count(),
-             args.timing.retry.count(), args.timing.margin.count(), args.instances, args.groups, args.member);
+  fmt::print("ttl {} ms, retry {} ms, margin {} ms, {} instances x {} groups, topology {}, confirm replicas {}, "
+             "member {}\n",
+             args.timing.ttl.count(), args.timing.retry.count(), args.timing.margin.count(), args.instances,
+             args.groups, chaos::to_string(args.topology), args.confirm_replicas, args.member);
   std::fflush(stdout);
   std::signal(SIGINT, [](int) { interrupted = 1; });
   std::signal(SIGTERM, [](int) { interrupted = 1; });

@@ -46,6 +46,7 @@ class RunParser {
     } else if (verb == "elected" && f.size() == 4 && to_int(f[2], a) && to_int(f[3], b)) {
       ++run_.elected;
       elected(std::string(f[1]), a);
+      run_.terms[std::string(f[1])].push_back(Term{a, b});
     } else if (verb == "revoked" && f.size() == 5 && to_int(f[2], a) && to_int(f[4], b)) {
       ++run_.revoked;
       revoked(std::string(f[1]), a);
@@ -203,6 +204,41 @@ std::vector<Overlap> find_overlaps(const std::vector<RunLog>& runs) {
         if (end > now) out.push_back(Overlap{group, who(*earlier.run), who(*next.run), now, end - now});
       }
       active.push_back(next);
+    }
+  }
+  return out;
+}
+
+std::vector<TokenRegression> find_token_regressions(const std::vector<RunLog>& runs,
+                                                    std::vector<Nanos> data_losses) {
+  struct Began {
+    const Term* term;
+    const RunLog* run;
+  };
+  std::map<std::string, std::vector<Began>> by_group;
+  for (const auto& run : runs) {
+    for (const auto& [group, terms] : run.terms) {
+      for (const auto& t : terms) by_group[group].push_back(Began{&t, &run});
+    }
+  }
+  std::sort(data_losses.begin(), data_losses.end());
+  std::vector<TokenRegression> out;
+  for (auto& [group, terms] : by_group) {
+    std::stable_sort(terms.begin(), terms.end(),
+                     [](const Began& x, const Began& y) { return x.term->at < y.term->at; });
+    std::optional<Began> greatest;
+    auto loss = data_losses.begin();
+    for (const Began& next : terms) {
+      for (; loss != data_losses.end() && *loss <= next.term->at; ++loss) greatest.reset();
+      if (greatest) {
+        const std::int64_t top = greatest->term->token;
+        const bool reclaim = next.term->token == top && next.run->instance == greatest->run->instance;
+        if (next.term->token <= top && !reclaim) {
+          out.push_back(TokenRegression{group, who(*greatest->run), who(*next.run), top, next.term->token,
+                                        next.term->at});
+        }
+      }
+      if (!greatest || next.term->token > greatest->term->token) greatest = next;
     }
   }
   return out;

@@ -32,6 +32,12 @@ struct Claim {
   bool open_at_exit = false;
 };
 
+/// A term as an `elected` record announced it.
+struct Term {
+  std::int64_t token = 0;
+  Nanos at = 0;
+};
+
 /// What one member process wrote, digested.
 struct RunLog {
   std::string source;    ///< file name (or a label), for reports
@@ -44,6 +50,7 @@ struct RunLog {
   std::optional<Nanos> ready;
   std::optional<Nanos> stopped;
   std::map<std::string, std::vector<Claim>> claims;  ///< per group, in time order
+  std::map<std::string, std::vector<Term>> terms;    ///< per group, in time order
   std::size_t elected = 0;
   std::size_t revoked = 0;
   std::size_t errors = 0;
@@ -69,6 +76,25 @@ struct Overlap {
 /// Every pair of overlapping claims of different instances on one group, and
 /// of two processes of the same instance while both were alive.
 std::vector<Overlap> find_overlaps(const std::vector<RunLog>& runs);
+
+/// A term whose fencing token is not greater than an earlier term's in the
+/// same group: downstream fencing would let the earlier leader's writes in.
+struct TokenRegression {
+  std::string group;
+  std::string earlier;  ///< who began the earlier term with the greatest token so far
+  std::string later;
+  std::int64_t earlier_token = 0;
+  std::int64_t later_token = 0;
+  Nanos at = 0;         ///< when the later term began
+};
+
+/// Every term, in the order they began, against the greatest token of a
+/// term that began earlier in its group. An equal token of the same
+/// instance is its re-claim of its own lease (under OOM the counter cannot
+/// move), not a regression. Counters start over after a data loss: terms are
+/// only compared with terms since the last of `data_losses` before them.
+std::vector<TokenRegression> find_token_regressions(const std::vector<RunLog>& runs,
+                                                    std::vector<Nanos> data_losses);
 
 struct Gap {
   Nanos begin = 0;

@@ -51,6 +51,33 @@ TEST(Checker, OverlapOfTwoInstancesIsReportedWithItsStartAndLength) {
   EXPECT_EQ(overlaps[0].length, 50);
 }
 
+TEST(Checker, ATermWhoseTokenIsNotGreaterThanAnEarlierTermsIsATokenRegression) {
+  const std::vector<RunLog> runs{
+      run("elected g 5 100\nrevoked g 5 deadline_passed 200\nelected g 6 300\n", "a"),
+      run("elected g 6 400\nelected h 1 400\n", "b"),  // 6 again, by another instance
+      run("elected g 4 500\n", "c"),                    // below the greatest (6)
+  };
+  const auto regressions = find_token_regressions(runs, {});
+  ASSERT_EQ(regressions.size(), 2u);
+  EXPECT_EQ(regressions[0].group, "g");
+  EXPECT_EQ(regressions[0].earlier, "a (a)");
+  EXPECT_EQ(regressions[0].later, "b (b)");
+  EXPECT_EQ(regressions[0].earlier_token, 6);
+  EXPECT_EQ(regressions[0].later_token, 6);
+  EXPECT_EQ(regressions[0].at, 400);
+  EXPECT_EQ(regressions[1].later_token, 4);
+  EXPECT_EQ(regressions[1].at, 500);
+}
+
+TEST(Checker, TokensStartOverAfterADataLossAndAReclaimMayKeepItsOwnToken) {
+  const std::vector<RunLog> runs{
+      run("elected g 7 100\nrevoked g 7 deadline_passed 150\nelected g 7 200\n", "a"),  // re-claim under OOM
+      run("elected g 1 400\nrevoked g 1 deadline_passed 450\nelected g 2 500\n", "b"),
+  };
+  EXPECT_TRUE(find_token_regressions(runs, {300}).empty());
+  EXPECT_EQ(find_token_regressions(runs, {}).size(), 2u);
+}
+
 TEST(Checker, AdjacentClaimsDoNotOverlap) {
   const std::vector<RunLog> runs{
       run("audit began g 1 100 90 400\naudit ended g 1 200 90 0\n", "a"),

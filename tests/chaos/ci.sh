@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# CI entry point for chaos testing, about a minute of it: two fixed seeds
-# against the safe build, then the checker's self-test (tests/chaos/selftest.sh).
+# CI entry point for chaos testing, about two minutes of it: two fixed seeds
+# against the safe build on one server, one fixed seed on a Sentinel
+# deployment in confirm mode (every replica: no overlap, no token regression
+# across failovers), then the checker's self-test (tests/chaos/selftest.sh).
 # Only fixed seeds, so that a verdict belongs to the commit, not to chance:
 # random-seed exploration is scripts/explore.sh.
 #
@@ -25,6 +27,11 @@ for seed in ${LEASEHOLD_CHAOS_SEEDS:-20261202 20261203}; do
   echo "== chaos: seed $seed"
   "$runner" --seed "$seed" --duration "$duration"
 done
+
+sentinel_seed=${LEASEHOLD_CHAOS_SENTINEL_SEED:-20261372}
+echo "== chaos: sentinel, confirm mode with both replicas, seed $sentinel_seed"
+"$runner" --topology sentinel --confirm-replicas 2 --seed "$sentinel_seed" \
+  --duration "${LEASEHOLD_CHAOS_SENTINEL_DURATION:-45}"
 
 echo "== chaos: checker self-test"
 LEASEHOLD_CHAOS_BUILD="$build" LEASEHOLD_JOBS="$jobs" "$root/tests/chaos/selftest.sh"

@@ -17,6 +17,11 @@ std::string_view to_string(FaultKind kind) noexcept {
     case FaultKind::script_flush: return "script_flush";
     case FaultKind::client_kill: return "client_kill";
     case FaultKind::maxmemory: return "maxmemory";
+    case FaultKind::master_kill: return "master_kill";
+    case FaultKind::master_freeze: return "master_freeze";
+    case FaultKind::master_failover: return "master_failover";
+    case FaultKind::replica_kill: return "replica_kill";
+    case FaultKind::sentinel_kill: return "sentinel_kill";
   }
   return "unknown";
 }
@@ -25,7 +30,9 @@ std::optional<FaultKind> fault_from_string(std::string_view name) noexcept {
   for (FaultKind k : kDefaultFaultKinds) {
     if (to_string(k) == name) return k;
   }
-  if (name == to_string(FaultKind::redis_fast_restart)) return FaultKind::redis_fast_restart;
+  for (FaultKind k : kSentinelFaultKinds) {
+    if (to_string(k) == name) return k;
+  }
   return std::nullopt;
 }
 
@@ -80,6 +87,28 @@ Bound bound_of(const Fault& f, const Timing& t) {
     // Fresh acquires fail with OOM and are retried after retry_interval.
     case FaultKind::maxmemory:
       return {false, t.retry + m, "retry + margin, from the heal"};
+    // The runner restarts the old master (a replica now) only once a replica
+    // is promoted; in confirm mode with every replica nothing is confirmed
+    // until it has synchronised. Then as after any lost connection.
+    case FaultKind::master_kill:
+      return {false, t.resync + t.reconnect_max + t.ttl + t.retry + m,
+              "resync + reconnect_max + ttl + retry + margin, from the restart"};
+    // Resumed after the promotion: in confirm mode with every replica,
+    // nothing is confirmed until the sentinels have turned the stale master
+    // into a replica and it has synchronised.
+    case FaultKind::master_freeze:
+      return {false, t.convert + t.resync + t.ttl + t.retry + m,
+              "convert + resync + ttl + retry + margin, from the resume"};
+    // As a freeze: the promotion, then the old master's conversion.
+    case FaultKind::master_failover:
+      return {true, t.promote + t.convert + t.resync + t.ttl + t.retry + m,
+              "promote + convert + resync + ttl + retry + margin, from the command"};
+    // Confirm mode with every replica: renewals fall short until it is back.
+    case FaultKind::replica_kill:
+      return {false, t.resync + t.ttl + t.retry + m, "resync + ttl + retry + margin, from the restart"};
+    // Nobody asks the sentinels while connected; a reconnect asks another.
+    case FaultKind::sentinel_kill:
+      return {true, t.ttl + m, "ttl + margin, from the kill"};
   }
   return {};
 }
@@ -100,6 +129,13 @@ std::string describe(const Fault& f) {
     case FaultKind::redis_fast_restart:
     case FaultKind::maxmemory:
       return fmt::format("{} for {} ms", to_string(f.kind), f.duration.count());
+    case FaultKind::master_kill:
+    case FaultKind::master_freeze:
+    case FaultKind::replica_kill:
+    case FaultKind::sentinel_kill:
+      return fmt::format("{} {} for {} ms", to_string(f.kind), f.target, f.duration.count());
+    case FaultKind::master_failover:
+      return fmt::format("master_failover from {}", f.target);
     case FaultKind::script_flush:
     case FaultKind::client_kill:
       return std::string(to_string(f.kind));

@@ -32,6 +32,12 @@ enum class FaultKind {
   script_flush,   ///< SCRIPT FLUSH
   client_kill,    ///< CLIENT KILL TYPE normal: every command connection is dropped
   maxmemory,      ///< maxmemory 1 (noeviction) for a while: writes fail with OOM
+  // Sentinel topology only (see deployment.hpp).
+  master_kill,      ///< SIGKILL the master; once a replica is promoted, restart it (it rejoins as a replica)
+  master_freeze,    ///< SIGSTOP the master until a replica is promoted, then SIGCONT: a stale master
+  master_failover,  ///< SENTINEL FAILOVER
+  replica_kill,     ///< SIGKILL a replica for a while, then restart it
+  sentinel_kill,    ///< SIGKILL a sentinel for a while, then restart it
 };
 
 /// What the runner injects unless told otherwise: everything the lease model
@@ -40,6 +46,15 @@ inline constexpr FaultKind kDefaultFaultKinds[] = {
     FaultKind::kill,        FaultKind::freeze,        FaultKind::blackhole,    FaultKind::delay,
     FaultKind::step_down,   FaultKind::redis_pause,   FaultKind::redis_restart, FaultKind::redis_fast_restart,
     FaultKind::script_flush, FaultKind::client_kill,  FaultKind::maxmemory,
+};
+
+/// The default set with --topology sentinel: no proxy faults (the sentinels
+/// hand out the real addresses) and the master's own faults instead of the
+/// single server's.
+inline constexpr FaultKind kSentinelFaultKinds[] = {
+    FaultKind::kill,          FaultKind::freeze,        FaultKind::step_down,       FaultKind::script_flush,
+    FaultKind::client_kill,   FaultKind::maxmemory,     FaultKind::master_kill,     FaultKind::master_freeze,
+    FaultKind::master_failover, FaultKind::replica_kill, FaultKind::sentinel_kill,
 };
 
 std::string_view to_string(FaultKind kind) noexcept;
@@ -56,6 +71,17 @@ struct Timing {
   milliseconds connect_timeout{2000};
   milliseconds reconnect_min{50};     ///< RedisOptions defaults (not settable by URL)
   milliseconds reconnect_max{2000};
+  // Sentinel topology.
+  milliseconds down_after{3000};      ///< sentinel down-after-milliseconds
+  /// From a master's failure or SENTINEL FAILOVER until the sentinels have
+  /// promoted a replica (election and promotion on a loaded machine).
+  milliseconds promote{5000};
+  /// A node (re)started as a replica has synchronised with the master.
+  milliseconds resync{2000};
+  /// A returning old master is turned into a replica by the sentinels: they
+  /// wait 8 s of it reporting the master role, then ask it at their next
+  /// refresh (about 8-10 s measured).
+  milliseconds convert{14000};
   milliseconds drift() const { return ttl / 100 + milliseconds(2); }
 };
 
@@ -70,7 +96,7 @@ struct Fault {
   // Resolved when the batch begins.
   std::size_t slot = 0;      ///< the instance it hits
   std::string group;         ///< step_down: the group
-  std::string target;        ///< for the log: instance id or "redis"
+  std::string target;        ///< for the log: instance id, "redis", or the node or sentinel hit
 };
 
 /// A liveness bound: every group has a leader again at most `value` after

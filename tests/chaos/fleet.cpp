@@ -91,6 +91,10 @@ void MemberFleet::spawn(std::size_t slot) {
                                 options_.member_binary, "--url", s.url, "--id", s.id, "--groups",
                                 join(options_.groups), "--ttl", std::to_string(options_.ttl.count()),
                                 "--retry", std::to_string(options_.retry.count()), "--out", m->out};
+  if (options_.confirm_replicas > 0) {
+    argv.insert(argv.end(), {"--confirm-replicas", std::to_string(options_.confirm_replicas), "--confirm-timeout",
+                             std::to_string(options_.confirm_timeout.count())});
+  }
   m->process.emplace(std::move(argv), stem + ".err");
   s.current = m;
   history_.push_back(std::move(m));

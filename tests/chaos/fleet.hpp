@@ -29,6 +29,8 @@ struct FleetOptions {
   std::vector<std::string> groups;  ///< besides "default", which every member also runs
   std::chrono::milliseconds ttl{1000};
   std::chrono::milliseconds retry{250};
+  int confirm_replicas = 0;  ///< ElectorOptions::confirm_replicas (0: off)
+  std::chrono::milliseconds confirm_timeout{100};
 };
 
 class MemberFleet {

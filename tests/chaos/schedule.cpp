@@ -49,6 +49,16 @@ Fault Planner::make(FaultKind kind) {
     case FaultKind::redis_restart: f.duration = ttl_times(1.0, 2.0); break;
     case FaultKind::redis_fast_restart: f.duration = ttl_times(0.0, 0.5); break;
     case FaultKind::maxmemory: f.duration = ttl_times(0.5, 3.0); break;
+    // Past the down-after, so that the sentinels fail over; the runner also
+    // waits for the promotion before it heals.
+    case FaultKind::master_kill:
+    case FaultKind::master_freeze:
+      f.duration = timing_.down_after + ttl_times(1.0, 4.0);
+      break;
+    // Healing only records the promoted replica.
+    case FaultKind::master_failover: f.duration = milliseconds(1); break;
+    case FaultKind::replica_kill:
+    case FaultKind::sentinel_kill: f.duration = ttl_times(1.0, 5.0); break;
     default: break;
   }
   return f;
