@@ -16,9 +16,10 @@
 # the instances using its redis-sentinel:// URL; the master is SIGKILLed:
 # the leader is demoted at once and the group is leaderless until Sentinel
 # promotes a replica (about 2.3 s), the misfire policy covering the gap.
-# --sentinel --planned first runs SENTINEL FAILOVER under the digest. It
-# FAILS today: the old master accepts the leader's writes until the leader
-# hears +switch-master, up to ~2 s after the promotion (docs/sentinel.md).
+# --sentinel --planned first runs SENTINEL FAILOVER under the digest. Its
+# verdict fails on purpose: the old master accepts the leader's writes until
+# the first +switch-master, about 1 s after the promotion, and a digest sent
+# then is lost (docs/sentinel.md: application writes need their own WAIT).
 set -euo pipefail
 sentinel="" planned=""
 for arg in "$@"; do
