@@ -14,7 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_TSAN_BUILD_DIR:-$root/build/tsan}
 jobs=${LEASEHOLD_JOBS:-2}
-default_tests='^(Threading|Lifecycle|Elector|LeaderOnly|RunWhileLeader|Scheduler|Health|Metrics)\.'
+default_tests='^(Threading|Lifecycle|Elector|LeaderOnly|RunWhileLeader|Drain|Scheduler|Health|Metrics)\.'
 regex=${1:-$default_tests}
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
