@@ -14,6 +14,7 @@
 #include "lease_replies.hpp"
 #include "quoted.hpp"
 #include "redis_transport.hpp"
+#include "replica_wait.hpp"
 #include "term_state.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -159,25 +160,18 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     });
   }
 
-  // WAIT vouches only for the writes of its own connection: one that ran on
-  // a later connection (a reconnect in between) counts as too few.
+  // Confirm mode: the record counts once enough replicas have it (replica_wait.hpp).
   void eval_confirmed(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                       asio::any_completion_handler<void(error_code, redis::Reply, bool)> handler) {
     asio::dispatch(strand_, [self = shared_from_this(), &script, k = std::move(keys), a = std::move(args),
                              h = std::move(handler)]() mutable {
-      const std::uint64_t connection = self->client_.stats().connects;
       self->client_.async_eval(script, std::move(k), std::move(a),
-                               [self, connection, h = std::move(h)](error_code ec, redis::Reply reply) mutable {
-        const int replicas = self->options().confirm_replicas;
-        if (ec || replicas == 0) return std::move(h)(ec, std::move(reply), true);
-        redis::Request wait{"WAIT", std::to_string(replicas), std::to_string(self->options().confirm_timeout.count())};
-        self->client_.async_exec(std::move(wait), [self, connection, replicas, reply = std::move(reply),
-                                                   h = std::move(h)](error_code wait_ec,
-                                                                     std::vector<redis::Reply> acks) mutable {
-          const bool enough = !wait_ec && acks.size() == 1 && acks[0].is_integer() && acks[0].integer >= replicas &&
-                              self->client_.stats().connects == connection;
-          std::move(h)(error_code{}, std::move(reply), enough);
-        });
+                               [self, h = std::move(h)](error_code ec, redis::Reply reply) mutable {
+        if (ec || self->options().confirm_replicas == 0) return std::move(h)(ec, std::move(reply), true);
+        wait_for_replicas(self->client_, self->options().confirm_replicas, self->options().confirm_timeout,
+                          [h = std::move(h), reply = std::move(reply)](error_code, bool enough, const redis::Reply&) mutable {
+                            std::move(h)(error_code{}, std::move(reply), enough);
+                          });
       });
     });
   }

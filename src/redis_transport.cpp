@@ -2,6 +2,7 @@
 
 #include "group_state.hpp"
 #include "lease_scripts.hpp"
+#include "replica_wait.hpp"
 
 namespace leasehold::detail {
 
@@ -44,27 +45,15 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
   }
 }
 
-// WAIT counts the replicas that acknowledged every write of *this*
-// connection: a WAIT that ran on a later connection (a reconnect in
-// between) would vouch for nothing, so it counts as too few.
 void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies,
                              redis::Reply reply) {
-  const std::uint64_t connection = client_.stats().connects;
-  redis::Request wait{"WAIT", std::to_string(settings_.confirm_replicas),
-                      std::to_string(settings_.confirm_timeout.count())};
-  client_.async_exec(std::move(wait), [this, owner = owner_.lock(), g = &g, command, seq, r = &replies,
-                                       reply = std::move(reply), connection](error_code ec,
-                                                                             std::vector<redis::Reply> acks) {
-    if (!ec && (acks.size() != 1 || acks[0].is_error())) {
-      ec = acks.size() == 1 ? make_error_code(classify_server_error(acks[0].str))
-                            : make_error_code(errc::unexpected_reply);
-    }
-    if (ec) return r->on_lease_reply(*g, command, seq, ec, acks.empty() ? redis::Reply{} : acks[0],
-                                     Replicated::not_asked, Clock::now());
-    const bool same_connection = client_.stats().connects == connection;
-    const bool enough = same_connection && acks[0].is_integer() && acks[0].integer >= settings_.confirm_replicas;
-    r->on_lease_reply(*g, command, seq, {}, reply, enough ? Replicated::enough : Replicated::too_few, Clock::now());
-  });
+  wait_for_replicas(client_, settings_.confirm_replicas, settings_.confirm_timeout,
+                    [owner = owner_.lock(), g = &g, command, seq, r = &replies, reply = std::move(reply)](
+                        error_code ec, bool enough, const redis::Reply& wait) {
+                      if (ec) return r->on_lease_reply(*g, command, seq, ec, wait, Replicated::not_asked, Clock::now());
+                      r->on_lease_reply(*g, command, seq, {}, reply,
+                                        enough ? Replicated::enough : Replicated::too_few, Clock::now());
+                    });
 }
 
 }  // namespace leasehold::detail
