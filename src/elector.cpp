@@ -9,6 +9,7 @@
 #include "complete.hpp"
 #include "connection_reports.hpp"
 #include "event_callbacks.hpp"
+#include "incarnation.hpp"
 #include "elector_core.hpp"
 #include "elector_snapshots.hpp"
 #include "lease_replies.hpp"
@@ -66,7 +67,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
         subscriber_(strand_, subscriber_options(redis), redis::Role::subscriber),
         transport_(client_, KeyLayout(options.key_prefix), id_,
                    {options.empty_restart_guard, options.confirm_replicas, options.confirm_timeout}),
-        core_(std::move(options), id_, transport_, *this),
+        core_(std::move(options), id_, new_incarnation(), transport_, *this),
         events_(callbacks, id_),
         reports_(id_, client_.options().to_string(), core_.options().retry_interval),
         timer_(strand_),

@@ -33,14 +33,15 @@ bool awaited(const GroupState& g, Command command, std::uint64_t seq) {
 
 }  // namespace
 
-ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, LeaseTransport& transport,
-                         ElectorListener& listener, CoreLimits limits)
+ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::string incarnation,
+                         LeaseTransport& transport, ElectorListener& listener, CoreLimits limits)
     : options_(validated(std::move(options))),
       id_(std::move(instance_id)),
+      incarnation_(std::move(incarnation)),
       layout_(options_.key_prefix),
       timing_(LeaseTiming::from(options_)),
       ttl_ms_(std::to_string(options_.ttl.count())),
-      context_{layout_, timing_, id_, ttl_ms_},
+      context_{layout_, timing_, id_, incarnation_, ttl_ms_, options_},
       limits_(limits),
       transport_(transport),
       listener_(listener),
@@ -280,6 +281,7 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
     recovered(g, "acquire");
   }
   if (!parsed->acquired && parsed->holder.empty()) report_guard(g, parsed->pttl_ms, now);
+  if (parsed->rival.empty()) applier_.clear_duplicate(g);
   apply(g, g.machine.on_acquire_reply(now, seq, *parsed), now);
 }
 
@@ -296,12 +298,12 @@ void ElectorCore::report_guard(const GroupState& g, std::int64_t remaining_ms, T
 void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
                                   Replicated replicated, TimePoint now) {
   if (!awaited(g, Command::renew, seq)) return apply(g, g.machine.on_renew_reply(now, seq, false), now);
-  std::optional<bool> renewed;
+  std::optional<RenewReply> renewed;
   if (!ec) {
     renewed = parse_renew_reply(reply);
     if (!renewed) ec = make_error_code(errc::unexpected_reply);
   }
-  const bool extended = !ec && *renewed;
+  const bool extended = !ec && renewed->renewed;
   const bool confirmed = !(extended && replicated == Replicated::too_few);
   if (extended && confirmed) {
     ++g.renewals_ok;
@@ -314,7 +316,11 @@ void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code e
   } else {
     unconfirmed(g, "renew");
   }
-  apply(g, g.machine.on_renew_reply(now, seq, *renewed, confirmed), now);
+  renewed->confirmed = confirmed;
+  // A bid under our id is renewed every heartbeat while its process lives.
+  if (extended && !(renewed->bid && renewed->bid->id == id_)) applier_.clear_duplicate(g);
+  apply(g, g.machine.on_renew_reply(now, seq, *renewed), now);
+  work_drained(g, now);  // a hand-over with no guarded work running releases at once
 }
 
 void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,

@@ -42,13 +42,16 @@ enum class Lifecycle : std::uint8_t { idle, running, stopping, stopped };
 
 class ElectorCore final : public LeaseReplies, private CommandSink {
  public:
-  ElectorCore(ElectorOptions options, std::string instance_id, LeaseTransport& transport,
+  /// `incarnation`: this elector's (new_incarnation(); a simulation picks
+  /// its own, to stay deterministic).
+  ElectorCore(ElectorOptions options, std::string instance_id, std::string incarnation, LeaseTransport& transport,
               ElectorListener& listener, CoreLimits limits = {});
   ElectorCore(const ElectorCore&) = delete;
   ElectorCore& operator=(const ElectorCore&) = delete;
 
   const ElectorOptions& options() const noexcept { return options_; }
   const std::string& id() const noexcept { return id_; }
+  const std::string& incarnation() const noexcept { return incarnation_; }
   const KeyLayout& layout() const noexcept { return layout_; }
 
   // ---- any thread ----
@@ -131,6 +134,7 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
 
   const ElectorOptions options_;
   const std::string id_;
+  const std::string incarnation_;
   const KeyLayout layout_;
   const LeaseTiming timing_;
   const std::string ttl_ms_;

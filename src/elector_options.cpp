@@ -18,7 +18,6 @@ namespace {
 constexpr std::size_t max_group_length = 200;
 constexpr std::size_t max_prefix_length = 100;
 constexpr std::size_t max_instance_id_length = 256;
-constexpr std::string_view reserved_suffixes[] = {KeyLayout::token_suffix, KeyLayout::tick_suffix};
 
 using detail::has_control_char;
 using detail::quoted;
@@ -57,7 +56,7 @@ void validate_group_name(std::string_view group) {
   }
   // Keys beside a group's lease: its fencing counter and the scheduler's
   // tick record. A group named like one of them would collide with it.
-  for (const std::string_view suffix : reserved_suffixes) {
+  for (const std::string_view suffix : KeyLayout::sibling_suffixes) {
     if (group.size() >= suffix.size() && group.substr(group.size() - suffix.size()) == suffix) {
       fail(fmt::format("invalid group name {}: names ending in \"{}\" are reserved for leasehold's own keys",
                        quoted(group), suffix));
@@ -125,6 +124,13 @@ void ElectorOptions::validate() const {
       validate_group_name(group);
     } catch (const std::invalid_argument& e) {
       fail(fmt::format("ElectorOptions.groups: {}", e.what()));
+    }
+  }
+  for (const auto& [group, group_priority] : group_priorities) {
+    try {
+      validate_group_name(group);
+    } catch (const std::invalid_argument& e) {
+      fail(fmt::format("ElectorOptions.group_priorities: {}", e.what()));
     }
   }
 }

@@ -38,6 +38,7 @@ class Category final : public boost::system::error_category {
       case errc::not_master: return "the server the sentinels named is not a master";
       case errc::master_changed: return "the sentinels announced a new master";
       case errc::drain_timeout: return "guarded work still ran when drain_timeout passed";
+      case errc::duplicate_instance_id: return "another live process uses this instance id";
     }
     return "unknown leasehold error";
   }

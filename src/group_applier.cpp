@@ -22,6 +22,7 @@ std::string_view explain(RevokeReason reason) {
     case RevokeReason::stopped: return "stop() released the lease";
     case RevokeReason::deadline_passed: return "no renewal was confirmed before the local deadline";
     case RevokeReason::released_elsewhere: return "a release notice named this instance (an operator's step-down)";
+    case RevokeReason::handed_over: return "a standby of higher priority asked for the lease";
   }
   return "unknown reason";
 }
@@ -39,6 +40,7 @@ void GroupApplier::apply(GroupState& g, const Output& out, TimePoint now) {
     listener_.leader_changed(g);
   }
   if (out.drain_overrun) report_overrun(g);
+  if (out.duplicate_id) report_duplicate(g);
   if (out.released) listener_.released(g, out.release_failed);
   if (out.send != Command::none) commands_.send(g, out.send, out.seq, now);
   // For health(): when the next renewal is due while none is in flight.
@@ -85,6 +87,26 @@ void GroupApplier::report_overrun(GroupState& g) {
                                     .count())};
   log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {}", id_, g.name, error.message()));
   listener_.group_error(g, error);
+}
+
+// Loud, but once per episode: the other process shows itself every
+// heartbeat for as long as it runs.
+void GroupApplier::report_duplicate(GroupState& g) {
+  if (g.duplicate_id.exchange(true, std::memory_order_relaxed)) return;
+  ++g.duplicate_ids;
+  const Error error{make_error_code(errc::duplicate_instance_id),
+                    fmt::format("instance id \"{}\" is used by another live process as well (this one is incarnation "
+                                "{}); at most one of them leads, but give each process its own instance_id",
+                                id_, g.context.incarnation)};
+  log(LogLevel::error, fmt::format("elector {}: group \"{}\": {}", id_, g.name, error.message()));
+  listener_.group_error(g, error);
+}
+
+void GroupApplier::clear_duplicate(GroupState& g) {
+  if (!g.duplicate_id.exchange(false, std::memory_order_relaxed)) return;
+  log(LogLevel::warning,
+      fmt::format("elector {}: group \"{}\": no other process shows itself with instance id \"{}\" any more", id_,
+                  g.name, id_));
 }
 
 void GroupApplier::begin_term(GroupState& g, TimePoint now) {

@@ -5,11 +5,15 @@
 namespace leasehold::detail {
 namespace {
 
-// KEYS: the lease and its fencing counter; ARGV: holder id and ttl.
+// KEYS: the lease, its fencing counter, holder record and bid; ARGV: holder
+// id, ttl, incarnation and priority (lease_scripts.hpp).
 redis::ScriptArguments lease_arguments_of(const GroupContext& c, std::string_view group, const std::string& key) {
   const std::string token_key = c.layout.token_key(group);
-  const std::array<std::string_view, 2> keys{key, token_key};
-  const std::array<std::string_view, 2> args{c.instance_id, c.ttl_ms};
+  const std::string holder_key = c.layout.holder_key(group);
+  const std::string bid_key = c.layout.bid_key(group);
+  const std::string priority = std::to_string(c.options.priority_of(group));
+  const std::array<std::string_view, 4> keys{key, token_key, holder_key, bid_key};
+  const std::array<std::string_view, 4> args{c.instance_id, c.ttl_ms, c.incarnation, priority};
   return redis::ScriptArguments(keys, args);
 }
 
@@ -21,10 +25,11 @@ std::string_view name_in(std::string_view key, const KeyLayout& layout, std::siz
 }  // namespace
 
 GroupState::GroupState(std::string_view group, const GroupContext& context)
-    : key(context.layout.lease_key(group)),
+    : context(context),
+      key(context.layout.lease_key(group)),
       name(name_in(key, context.layout, group.size())),
       lease_arguments(lease_arguments_of(context, group, key)),
-      machine(context.timing, context.instance_id),
+      machine(context.timing, context.instance_id, context.options.priority_of(group)),
       flag(std::make_shared<LeaderFlag>()) {}
 
 Duration GroupState::heartbeat_lag(TimePoint now) const noexcept {

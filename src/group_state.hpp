@@ -46,12 +46,15 @@ struct GroupContext {
   const KeyLayout& layout;
   const LeaseTiming& timing;
   const std::string& instance_id;
+  const std::string& incarnation;  ///< this elector's (incarnation.hpp)
   const std::string& ttl_ms;
+  const ElectorOptions& options;   ///< for per-group settings (priority)
 };
 
 struct GroupState {
   GroupState(std::string_view group, const GroupContext& context);
 
+  const GroupContext& context;
   const std::string key;        // the lease key
   const std::string_view name;  // the group: a view into `key`, one copy of the name
   // Acquire and renew, encoded once: the renew script ignores the counter key
@@ -90,6 +93,7 @@ struct GroupState {
   std::uint64_t renewals_ok = 0;
   std::uint64_t renewals_failed = 0;
   std::uint64_t drain_overruns = 0;  // releases made with guarded work still running
+  std::uint64_t duplicate_ids = 0;   // episodes of another live process using our id
   std::array<std::uint32_t, revoke_reason_count> demotions{};  // widened for metrics()
   Duration time_as_leader{};
   TimePoint leading_since{};
@@ -98,6 +102,7 @@ struct GroupState {
   std::atomic<std::int64_t> renew_due_ns{0};  // next renewal's scheduled instant; 0: none pending
   std::atomic<std::int64_t> renew_lag_ns{0};  // how late the last renewal of this term was sent
   std::atomic<bool> failing{false};           // the last lease command got an error reply
+  std::atomic<bool> duplicate_id{false};      // another live process uses our id (until it is gone)
 
   /// How late this group's renewal is at `now` (any thread).
   Duration heartbeat_lag(TimePoint now) const noexcept;

@@ -33,6 +33,8 @@ void Health::evaluate() {
     reason = "no reply from Redis yet";
   } else if (*last_reply_age > max_reply_age) {
     reason = fmt::format("last Redis reply {} ms ago (limit {} ms)", ms(*last_reply_age), ms(max_reply_age));
+  } else if (duplicate_id_groups > 0) {
+    reason = fmt::format("another live process uses this instance id in {} group(s)", duplicate_id_groups);
   } else if (failing_groups > 0) {
     reason = fmt::format("{} group(s) failing with a Redis error reply", failing_groups);
   } else {
@@ -49,6 +51,7 @@ void add_group_health(Health& h, const std::vector<GroupState*>& groups, TimePoi
   for (const GroupState* g : groups) {
     h.heartbeat_lag = std::max(h.heartbeat_lag, g->heartbeat_lag(now));
     if (g->failing.load(std::memory_order_relaxed)) ++h.failing_groups;
+    if (g->duplicate_id.load(std::memory_order_relaxed)) ++h.duplicate_id_groups;
   }
 }
 

@@ -26,6 +26,10 @@ std::string KeyLayout::tick_record_key(std::string_view group) const {
   return lease_key(group).append(tick_suffix);
 }
 
+std::string KeyLayout::holder_key(std::string_view group) const { return lease_key(group).append(holder_suffix); }
+
+std::string KeyLayout::bid_key(std::string_view group) const { return lease_key(group).append(bid_suffix); }
+
 std::string KeyLayout::release_pattern() const {
   std::string pattern;
   for (const char c : prefix_) {
@@ -58,7 +62,7 @@ std::optional<std::string_view> KeyLayout::group_of_key(std::string_view key) co
   auto group = group_between(key, {});
   // A plain layout's sibling keys look like lease keys of a longer name.
   if (group && form_ == Form::plain) {
-    for (const std::string_view suffix : {token_suffix, tick_suffix}) {
+    for (const std::string_view suffix : sibling_suffixes) {
       if (group->ends_with(suffix)) return std::nullopt;
     }
   }

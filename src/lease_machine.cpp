@@ -23,8 +23,8 @@ LeaseTiming LeaseTiming::from(const ElectorOptions& options) {
           options.effective_hold_off(), options.drain_timeout};
 }
 
-LeaseMachine::LeaseMachine(const LeaseTiming& timing, std::string_view instance_id)
-    : timing_(timing), id_(instance_id) {}
+LeaseMachine::LeaseMachine(const LeaseTiming& timing, std::string_view instance_id, int priority)
+    : timing_(timing), id_(instance_id), priority_(priority) {}
 
 std::optional<TimePoint> LeaseMachine::deadline() const noexcept {
   if (state_ != LeaseState::leader) return std::nullopt;
@@ -172,7 +172,7 @@ Output LeaseMachine::stop(TimePoint now, bool drain) {
         out.stopped = true;
         return settle(out, now);
       }
-      if (drain) return start_drain(RevokeReason::stopped, LeaseState::stopping, now);
+      if (drain) return start_drain(std::move(out), RevokeReason::stopped, LeaseState::stopping, now);
       leave_leader(out, RevokeReason::stopped, LeaseState::stopping);
       break;
     case LeaseState::candidate:
@@ -206,7 +206,7 @@ Output LeaseMachine::step_down(TimePoint now, bool drain) {
         out.released = true;
         return settle(out, now);
       }
-      if (drain) return start_drain(RevokeReason::stepped_down, LeaseState::held_off, now);
+      if (drain) return start_drain(std::move(out), RevokeReason::stepped_down, LeaseState::held_off, now);
       leave_leader(out, RevokeReason::stepped_down, LeaseState::held_off);
       break;
     case LeaseState::candidate:
@@ -218,8 +218,7 @@ Output LeaseMachine::step_down(TimePoint now, bool drain) {
   return settle(send(out, Command::release, now), now);
 }
 
-Output LeaseMachine::start_drain(RevokeReason reason, LeaseState after, TimePoint now) {
-  Output out;
+Output LeaseMachine::start_drain(Output out, RevokeReason reason, LeaseState after, TimePoint now) {
   leave_leader(out, reason, LeaseState::draining);
   after_drain_ = after;
   drain_until_ = now + timing_.drain_timeout;
@@ -264,6 +263,7 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
   Output out;
   // A release that dies with the connection has finished, as in on_failure.
   if (in_flight_ == Command::release) out.released = out.release_failed = true;
+  hand_over_to_.reset();  // the bidder takes the lease when it runs out
   in_flight_ = Command::none;  // every pending command failed with the connection
   switch (state_) {
     case LeaseState::leader:
@@ -365,6 +365,7 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
     return settle(send(out, Command::release, now), now);
   }
   if (reply.acquired) {
+    rival_.reset();
     if (now >= lease_end(sent_at)) {
       next_attempt_ = now;  // confirmed too late to lead on: re-claim afresh
     } else {
@@ -383,39 +384,81 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   // longer TTL than ours: look again after one ttl at the latest.
   next = std::min(next, now + timing_.ttl);
   if (!notices_available_) next = std::min(next, now + timing_.retry_interval);
+  watch_rival(out, reply, sent_at, now);
+  if (rival_) next = std::min(next, now + timing_.heartbeat_interval);  // to see whether it renews
   if (look_again_) next = now;
   next_attempt_ = next;
   return settle(out, now);
 }
 
-Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed, bool confirmed) {
+Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, const RenewReply& reply) {
   Output out;
   if (seq != in_flight_seq_ || in_flight_ != Command::renew) return settle(out, now);
   in_flight_ = Command::none;
   const TimePoint sent_at = confirming_instant(now);
+  // Another incarnation of our id took the lease, or bid for it: either
+  // is a live process using our id.
+  out.duplicate_id = !reply.rival.empty() || (reply.bid && reply.bid->id == id_);
 
   if (state_ == LeaseState::leader) {
-    if (!renewed) {
+    if (!reply.renewed) {
       leave_leader(out, RevokeReason::renew_refused, LeaseState::candidate);
       next_attempt_ = now;  // see who holds it now, or take it if it is free
-    } else if (confirmed) {
+    } else if (reply.confirmed) {
       confirmed_at_ = sent_at;  // settle() demotes if even this came too late
     }
     // Unconfirmed: the deadline stays; the renewal is due again at once, each
     // try paced by the replicas' wait (confirm_timeout).
   } else if (state_ == LeaseState::draining) {
-    if (!renewed) return settle(finish_drain(std::move(out), now), now);  // lost: nothing left to keep
-    if (confirmed) confirmed_at_ = sent_at;
+    if (!reply.renewed) return settle(finish_drain(std::move(out), now), now);  // lost: nothing left to keep
+    if (reply.confirmed) confirmed_at_ = sent_at;
   } else if (state_ == LeaseState::candidate) {
     next_attempt_ = now;  // the term already ended; re-claim if the key is ours
   }
+  if (reply.renewed && reply.bid) return consider_bid(std::move(out), *reply.bid, now);
   return settle(out, now);
+}
+
+// Only a strictly higher priority takes the lease: equals never flap. A
+// leader hands over after its drain; a draining one hands over instead of
+// releasing, so that no lower standby slips in between.
+Output LeaseMachine::consider_bid(Output out, const Bid& bid, TimePoint now) {
+  if (bid.priority <= priority_) return settle(out, now);
+  if (state_ == LeaseState::draining && (!hand_over_to_ || bid.priority > hand_over_to_->priority)) {
+    hand_over_to_ = std::make_unique<Bid>(bid);
+  }
+  if (state_ != LeaseState::leader || switching_) return settle(out, now);
+  hand_over_to_ = std::make_unique<Bid>(bid);
+  if (timing_.drain_timeout > Duration::zero()) {
+    return start_drain(std::move(out), RevokeReason::handed_over, LeaseState::held_off, now);
+  }
+  leave_leader(out, RevokeReason::handed_over, LeaseState::held_off);
+  hold_until_ = now + timing_.step_down_hold_off;
+  return settle(send(std::move(out), Command::release, now), now);
+}
+
+void LeaseMachine::watch_rival(Output& out, const AcquireReply& reply, TimePoint sent_at, TimePoint now) {
+  if (reply.rival.empty() || reply.pttl_ms < 0) {
+    rival_.reset();
+    return;
+  }
+  // The PTTL was read between our send and the reply: the lease ended no
+  // earlier than sent_at + pttl and no later than now + pttl.
+  const auto pttl = std::chrono::milliseconds(reply.pttl_ms);
+  if (rival_) {
+    out.duplicate_id = rival_->incarnation != reply.rival || sent_at + pttl > rival_->latest_expiry;
+    rival_->incarnation = reply.rival;
+    rival_->latest_expiry = now + pttl;
+  } else {
+    rival_ = std::make_unique<Rival>(Rival{reply.rival, now + pttl});
+  }
 }
 
 Output LeaseMachine::on_release_reply(TimePoint now, std::uint64_t seq, bool deleted) {
   Output out;
   if (seq != in_flight_seq_ || in_flight_ != Command::release) return settle(out, now);
   in_flight_ = Command::none;
+  hand_over_to_.reset();
   if (deleted && notices_available_) ++own_notices_due_;
   out.released = true;
   if (state_ == LeaseState::stopping) {
@@ -445,6 +488,7 @@ Output LeaseMachine::on_failure(TimePoint now, std::uint64_t seq, Failure failur
       next_attempt_ = now + timing_.retry_interval;
       break;
     case Command::release:
+      hand_over_to_.reset();
       out.released = out.release_failed = true;
       if (state_ == LeaseState::stopping) {
         state_ = LeaseState::stopped;

@@ -13,6 +13,7 @@
 //   leader ─ step_down ─► held_off ─ hold-off over ─► candidate
 //   leader ─ step_down/stop with drain ─► draining (term over, lease still
 //            renewed) ─ drained or drain_timeout ─► held_off / stopping (release)
+//   leader ─ a standby of higher priority bids ─► draining ─► held_off (hand-over)
 //   leader ─ switching (new master) ─► leader, silent until connected or the deadline
 //   any ─ stop ─► stopping (release in flight) ─► stopped
 //
@@ -25,6 +26,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +69,28 @@ struct AcquireReply {
   /// Confirm mode: false when fewer replicas than required acknowledged the
   /// acquisition in time. Such a lease does not count: it is released again.
   bool confirmed = true;
+  /// Refused because another incarnation of this instance id holds the
+  /// lease: that incarnation (a restart's predecessor, or a duplicate id).
+  std::string rival{};
+};
+
+/// A standby's request to be handed the lease (lease_scripts.hpp: the bid).
+struct Bid {
+  std::string id;
+  std::string incarnation;
+  int priority = 0;
+};
+
+/// What the renew script answered.
+struct RenewReply {
+  bool renewed = false;
+  /// Confirm mode: false when the replicas did not acknowledge the
+  /// extension; it does not extend the deadline then (it is retried).
+  bool confirmed = true;
+  /// Not renewed because another incarnation of this id holds the lease.
+  std::string rival{};
+  /// Renewed, and this bid stands (another incarnation's).
+  std::optional<Bid> bid{};
 };
 
 /// Kinds of command failure: a timeout leaves the outcome unknown.
@@ -84,14 +108,18 @@ struct Output {
   bool release_failed = false;    ///< ... without a confirmation: the key may still be there
   bool stopped = false;           ///< the machine reached `stopped`
   bool drain_overrun = false;     ///< drain_timeout passed while draining: released anyway
+  /// Another live process uses this instance id: it bid while we led, took
+  /// the lease from us, or renewed a lease under our id while we waited.
+  bool duplicate_id = false;
 };
 
 class LeaseMachine {
  public:
   /// `timing` and `instance_id` are referred to, not copied: both must
   /// outlive the machine (the elector's do, as do constants and literals).
-  /// Thousands of machines share one of each.
-  LeaseMachine(const LeaseTiming& timing, std::string_view instance_id);
+  /// Thousands of machines share one of each. `priority`: this instance's
+  /// for the group; a bid above it makes a leader hand over.
+  LeaseMachine(const LeaseTiming& timing, std::string_view instance_id, int priority = 0);
 
   // Inputs. Replies and failures carry the seq of the command they answer;
   // answers to commands that are no longer in flight are ignored.
@@ -115,9 +143,12 @@ class LeaseMachine {
   Output on_release_notice(TimePoint now, std::string_view releaser = {});
   Output on_notices_available(TimePoint now, bool available);
   Output on_acquire_reply(TimePoint now, std::uint64_t seq, const AcquireReply& reply);
-  /// `confirmed`: confirm mode's replicas acknowledged the renewal; a
-  /// renewal they did not does not extend the deadline (it is retried).
-  Output on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed, bool confirmed = true);
+  /// A bid above this instance's priority makes a leader hand over: its term
+  /// ends, it drains, and its release seats the bidder (hand_over_target()).
+  Output on_renew_reply(TimePoint now, std::uint64_t seq, const RenewReply& reply);
+  Output on_renew_reply(TimePoint now, std::uint64_t seq, bool renewed, bool confirmed = true) {
+    return on_renew_reply(now, seq, RenewReply{.renewed = renewed, .confirmed = confirmed});
+  }
   /// `deleted`: the script found the key ours and deleted it (a release
   /// notice naming this instance follows).
   Output on_release_reply(TimePoint now, std::uint64_t seq, bool deleted = true);
@@ -139,6 +170,9 @@ class LeaseMachine {
   std::uint64_t in_flight_seq() const noexcept { return in_flight_seq_; }
   bool notices_available() const noexcept { return notices_available_; }
   const LeaseTiming& timing() const noexcept { return timing_; }
+  int priority() const noexcept { return priority_; }
+  /// The bidder the next release hands the lease to; null: a plain release.
+  const Bid* hand_over_target() const noexcept { return hand_over_to_.get(); }
   /// When the leader renews next: one heartbeat after the last confirmation.
   TimePoint renewal_due() const noexcept { return confirmed_at_ + timing_.heartbeat_interval; }
 
@@ -154,11 +188,24 @@ class LeaseMachine {
   /// Ends a drain: on to the state the step-down or stop asked for, releasing.
   Output finish_drain(Output out, TimePoint now);
   /// Enters `draining` from leader, the term ending with `reason`.
-  Output start_drain(RevokeReason reason, LeaseState after, TimePoint now);
+  Output start_drain(Output out, RevokeReason reason, LeaseState after, TimePoint now);
+  /// A renewal answered with a bid: hand over if it outranks us.
+  Output consider_bid(Output out, const Bid& bid, TimePoint now);
+  /// A refusal naming another incarnation of our id: a duplicate once it
+  /// has renewed since the last look (a dead predecessor never does).
+  void watch_rival(Output& out, const AcquireReply& reply, TimePoint sent_at, TimePoint now);
   TimePoint lease_end(TimePoint sent_at) const { return sent_at + timing_.ttl - timing_.deadline_margin; }
+
+  struct Rival {
+    std::string incarnation;
+    TimePoint latest_expiry;  // the latest its lease can have ended, as last seen
+  };
 
   const LeaseTiming& timing_;
   std::string_view id_;
+  int priority_ = 0;
+  std::unique_ptr<Bid> hand_over_to_;  // rare: a pointer keeps idle groups small
+  std::unique_ptr<Rival> rival_;
   LeaseState state_ = LeaseState::idle;
 
   Command in_flight_ = Command::none;

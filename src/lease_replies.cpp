@@ -1,23 +1,42 @@
 #include "lease_replies.hpp"
 
 #include <charconv>
+#include <limits>
 
 namespace leasehold::detail {
 
 std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::string_view instance_id) {
-  if (!reply.is_array() || reply.elements.size() != 4) return std::nullopt;
+  if (!reply.is_array() || reply.elements.size() < 4 || reply.elements.size() > 5) return std::nullopt;
   const auto& e = reply.elements;
   if (!e[0].is_integer() || !e[1].is_string() || !e[2].is_integer() || !e[3].is_integer()) {
     return std::nullopt;
   }
   AcquireReply parsed{e[0].integer == 1, e[1].str, e[2].integer, e[3].integer};
   if (parsed.acquired && parsed.holder != instance_id) return std::nullopt;
+  if (e.size() == 5) {
+    // Only a refusal under our own id names a rival incarnation.
+    if (parsed.acquired || parsed.holder != instance_id || !e[4].is_string() || e[4].str.empty()) return std::nullopt;
+    parsed.rival = e[4].str;
+  }
   return parsed;
 }
 
-std::optional<bool> parse_renew_reply(const redis::Reply& reply) {
-  if (!reply.is_integer()) return std::nullopt;
-  return reply.integer == 1;
+std::optional<RenewReply> parse_renew_reply(const redis::Reply& reply) {
+  if (!reply.is_array() || reply.elements.empty() || !reply.elements[0].is_integer()) return std::nullopt;
+  const auto& e = reply.elements;
+  RenewReply parsed{.renewed = e[0].integer == 1};
+  if (e.size() == 1) return parsed;
+  if (!parsed.renewed && e.size() == 2 && e[1].is_string() && !e[1].str.empty()) {
+    parsed.rival = e[1].str;
+    return parsed;
+  }
+  if (parsed.renewed && e.size() == 4 && e[1].is_string() && e[2].is_string() && !e[2].str.empty() &&
+      e[3].is_integer() && e[3].integer >= std::numeric_limits<int>::min() &&
+      e[3].integer <= std::numeric_limits<int>::max()) {
+    parsed.bid = Bid{e[1].str, e[2].str, static_cast<int>(e[3].integer)};
+    return parsed;
+  }
+  return std::nullopt;
 }
 
 bool is_release_reply(const redis::Reply& reply) { return reply.is_integer(); }

@@ -14,14 +14,15 @@
 
 namespace leasehold::detail {
 
-/// The acquire script's {acquired, holder, pttl, token}. nullopt for any
-/// other shape, and for a claim of acquisition on behalf of an id that is not
-/// `instance_id` (a reply that could only make us lead by mistake).
+/// The acquire script's {acquired, holder, pttl, token[, rival incarnation]}.
+/// nullopt for any other shape, for a claim of acquisition on behalf of an
+/// id that is not `instance_id` (a reply that could only make us lead by
+/// mistake), and for a rival named anywhere but in a refusal under our id.
 std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::string_view instance_id);
 
-/// The renew script's reply: true when the TTL was extended, false when the
-/// key was not ours; nullopt when the reply is not an integer.
-std::optional<bool> parse_renew_reply(const redis::Reply& reply);
+/// The renew script's {renewed[, rival]} or {1, bid id, bid incarnation,
+/// bid priority}; nullopt for any other shape.
+std::optional<RenewReply> parse_renew_reply(const redis::Reply& reply);
 
 /// The release script's reply is an integer (1 released, 0 not ours); false
 /// for any other shape.

@@ -7,16 +7,44 @@ namespace leasehold::detail {
 
 namespace {
 
-// Both acquire scripts start alike: a re-claim of this instance's own key,
-// or a refusal naming the live holder...
+// Shared by the acquire scripts: a standby leaves a bid (its id, incarnation
+// and priority, for one ttl) when it outranks the holder, or when the holder
+// is another incarnation of its own id, so that the leader hears of it at
+// its next renewal. A higher bid replaces a lower one; a bid never blocks a
+// refusal (pcall: under maxmemory OOM there is simply no bid).
+constexpr std::string_view bid_function = R"lua(local function bid(holder_priority, rival)
+  local current = redis.call('HMGET', KEYS[4], 'incarnation', 'priority')
+  local mine = tonumber(ARGV[4])
+  if not rival and mine <= holder_priority then return end
+  if current[1] and current[1] ~= ARGV[3] and mine <= (tonumber(current[2]) or 0) then return end
+  redis.pcall('HSET', KEYS[4], 'id', ARGV[1], 'incarnation', ARGV[3], 'priority', ARGV[4])
+  redis.pcall('PEXPIRE', KEYS[4], ARGV[2])
+end
+local function own_bid_answered()
+  if redis.call('HGET', KEYS[4], 'incarnation') == ARGV[3] then redis.call('DEL', KEYS[4]) end
+end
+)lua";
+
+// Both acquire scripts start alike: a re-claim of this incarnation's own
+// key, a refusal when another incarnation of this id holds it (a restart
+// waits out its predecessor's lease; a duplicate id never leads twice), or
+// a refusal naming the live holder...
 constexpr std::string_view acquire_head = R"lua(local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
+  local incarnation = redis.call('HGET', KEYS[3], 'incarnation')
+  if incarnation and incarnation ~= ARGV[3] then
+    bid(0, true)
+    return {0, holder, redis.call('PTTL', KEYS[1]), 0, incarnation}
+  end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if not incarnation then redis.pcall('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4]) end
   local token = redis.pcall('INCR', KEYS[2])
   if type(token) ~= 'number' then token = tonumber(redis.call('GET', KEYS[2])) or 0 end
+  own_bid_answered()
   return {1, holder, tonumber(ARGV[2]), token}
 end
 if holder then
+  if holder ~= '' then bid(tonumber(redis.call('HGET', KEYS[3], 'priority')) or 0, false) end
   return {0, holder, redis.call('PTTL', KEYS[1]), 0}
 end
 )lua";
@@ -24,6 +52,8 @@ end
 // ... and end alike: a fresh term on a free key.
 constexpr std::string_view acquire_fresh = R"lua(local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+redis.call('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4])
+own_bid_answered()
 return {1, ARGV[1], tonumber(ARGV[2]), token}
 )lua";
 
@@ -37,35 +67,52 @@ constexpr std::string_view empty_restart_guard = R"lua(if redis.call('EXISTS', K
 end
 )lua";
 
+// The release and hand-over scripts' check: the key holds this id, and (when
+// an incarnation is given) this incarnation's lease, not a duplicate's.
+constexpr std::string_view release_check = R"lua(if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local incarnation = redis.call('HGET', KEYS[2], 'incarnation')
+if ARGV[3] ~= '' and incarnation and incarnation ~= ARGV[3] then return 0 end
+)lua";
+
 }  // namespace
 
 const redis::Script& acquire_script() {
-  static const redis::Script script(std::string(acquire_head).append(acquire_fresh));
+  static const redis::Script script(std::string(bid_function).append(acquire_head).append(acquire_fresh));
   return script;
 }
 
 const redis::Script& guarded_acquire_script() {
-  static const redis::Script script(std::string(acquire_head).append(empty_restart_guard).append(acquire_fresh));
+  static const redis::Script script(
+      std::string(bid_function).append(acquire_head).append(empty_restart_guard).append(acquire_fresh));
   return script;
 }
 
 const redis::Script& renew_script() {
-  static const redis::Script script(R"lua(if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
+  static const redis::Script script(R"lua(if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
+local incarnation = redis.call('HGET', KEYS[3], 'incarnation')
+if incarnation and incarnation ~= ARGV[3] then return {0, incarnation} end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local bid = redis.call('HMGET', KEYS[4], 'id', 'incarnation', 'priority')
+if bid[2] and bid[2] ~= ARGV[3] then return {1, bid[1] or '', bid[2], tonumber(bid[3]) or 0} end
+return {1}
 )lua");
   return script;
 }
 
 const redis::Script& release_script() {
-  static const redis::Script script(R"lua(if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[1])
-  return 1
-end
-return 0
-)lua");
+  static const redis::Script script(std::string(release_check).append(R"lua(redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[1])
+return 1
+)lua"));
+  return script;
+}
+
+const redis::Script& hand_over_script() {
+  static const redis::Script script(std::string(release_check).append(R"lua(redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[7])
+redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])
+redis.call('PUBLISH', ARGV[2], ARGV[1])
+return 1
+)lua"));
   return script;
 }
 

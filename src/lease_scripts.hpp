@@ -1,19 +1,30 @@
 #pragma once
-// The three Lua scripts of the lease model. No shebang line: without one,
-// Redis checks maxmemory per command inside the script, so a re-claim
-// (GET + PEXPIRE; its INCR through pcall) still works under OOM while a fresh
-// SET fails loudly.
+// The Lua scripts of the lease model. No shebang line: without one, Redis
+// checks maxmemory per command inside the script, so a re-claim (GET +
+// PEXPIRE; its INCR through pcall) still works under OOM while a fresh SET
+// fails loudly.
+//
+// Beside the lease key (value: the holder's instance id) each group has a
+// holder record, a hash {incarnation, priority} naming the process that holds
+// the lease (ids can be duplicated by mistake, incarnations cannot) and its
+// priority, and a bid, a hash {id, incarnation, priority} with a ttl, where a
+// standby asks the leader to hand over.
 
 #include <leasehold/redis/script.hpp>
 
 namespace leasehold::detail {
 
-/// KEYS: lease key, fencing counter key. ARGV: instance id, ttl in ms.
-/// Returns {acquired 0|1, holder id, holder's PTTL in ms, fencing token}.
-/// Re-claims the key when it already holds this id, otherwise SET NX PX.
+/// KEYS: lease, fencing counter, holder record, bid. ARGV: instance id, ttl
+/// in ms, incarnation, priority.
+/// Returns {acquired 0|1, holder id, holder's PTTL in ms, fencing token} and,
+/// when another incarnation of this id holds the lease, that incarnation as
+/// a fifth element.
+/// Re-claims the key when this incarnation holds it, otherwise SET NX PX.
 /// Either starts a term, so either increments the fencing counter; a
 /// re-claim under maxmemory OOM (INCR refused) still re-seats the lease and
-/// keeps the last token, so that leadership survives the episode.
+/// keeps the last token, so that leadership survives the episode. A refused
+/// standby that outranks the holder (or is another incarnation of its id)
+/// leaves a bid.
 const redis::Script& acquire_script();
 
 /// acquire_script() with the empty-restart guard: when the group has no
@@ -24,13 +35,23 @@ const redis::Script& acquire_script();
 /// sees its deadline pass first.
 const redis::Script& guarded_acquire_script();
 
-/// KEYS: lease key. ARGV: instance id, ttl in ms. Returns 1 if extended, 0
-/// when the key is gone or held by another id.
+/// KEYS and ARGV as acquire_script(). Returns {1} when extended, {1, bidder
+/// id, bidder incarnation, bidder priority} when extended with another
+/// incarnation's bid standing, {0} when the key is gone or held by another
+/// id, {0, incarnation} when another incarnation of this id holds it.
 const redis::Script& renew_script();
 
-/// KEYS: lease key. ARGV: instance id, release channel. Deletes the key and
-/// publishes the id on the channel only if the key holds this id; returns 1
-/// then, else 0.
+/// KEYS: lease, holder record. ARGV: instance id, release channel,
+/// incarnation ("" for any: an operator acting as the id). Deletes the key
+/// and publishes the id on the channel only if the key holds this id (and
+/// incarnation); returns 1 then, else 0.
 const redis::Script& release_script();
+
+/// KEYS: lease, holder record. ARGV: instance id, release channel,
+/// incarnation, then the bidder's id, incarnation and priority, and the ttl
+/// in ms. As release_script(), but instead of deleting the key it seats the
+/// bidder as holder for one ttl (the bidder's next acquire re-claims it, a
+/// new term), so that no other standby can slip in between.
+const redis::Script& hand_over_script();
 
 }  // namespace leasehold::detail

@@ -17,7 +17,7 @@
 namespace leasehold {
 namespace {
 
-static_assert(static_cast<std::size_t>(RevokeReason::released_elsewhere) + 1 == revoke_reason_count,
+static_assert(static_cast<std::size_t>(RevokeReason::handed_over) + 1 == revoke_reason_count,
               "revoke_reason_count must cover every RevokeReason");
 
 using Type = MetricFamily::Type;
@@ -101,6 +101,9 @@ void group_families(Builder& b) {
   b.per_group("leasehold_drain_overruns_total", Type::counter,
               "Releases made when drain_timeout passed with the ended term's guarded work still running.",
               [](const GroupMetrics& g) { return g.drain_overruns; });
+  b.per_group("leasehold_duplicate_instance_ids_total", Type::counter,
+              "Times another live process was found campaigning with this instance id (a misconfiguration).",
+              [](const GroupMetrics& g) { return g.duplicate_ids; });
   b.family("leasehold_demotions_total", Type::counter, "Terms that ended, by reason.", [&](const Metrics& m) {
     for (const auto& g : m.groups) {
       for (std::size_t i = 0; i < revoke_reason_count; ++i) {
@@ -233,6 +236,7 @@ GroupMetrics group_metrics(const GroupState& g, TimePoint now) {
   m.renewals_ok = g.renewals_ok;
   m.renewals_failed = g.renewals_failed;
   m.drain_overruns = g.drain_overruns;
+  m.duplicate_ids = g.duplicate_ids;
   std::copy(g.demotions.begin(), g.demotions.end(), m.demotions.begin());
   m.time_as_leader = g.time_as_leader + (g.in_term ? now - g.leading_since : Duration::zero());
   m.heartbeat_lag = g.heartbeat_lag(now);

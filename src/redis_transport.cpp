@@ -15,13 +15,13 @@ RedisTransport::RedisTransport(redis::Client& client, KeyLayout layout, std::str
   client_.preload(acquire_);
   client_.preload(renew_script());
   client_.preload(release_script());
+  client_.preload(hand_over_script());
 }
 
 namespace {
 
 // Only a lease taken or extended needs the replicas' word.
-bool lease_granted(Command command, const redis::Reply& reply) {
-  if (command == Command::renew) return reply.is_integer() && reply.integer == 1;
+bool lease_granted(const redis::Reply& reply) {
   return reply.is_array() && !reply.elements.empty() && reply.elements[0].is_integer() &&
          reply.elements[0].integer == 1;
 }
@@ -32,15 +32,21 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
   const bool confirming = settings_.confirm_replicas > 0 && command != Command::release;
   auto answer = [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](error_code ec,
                                                                                                redis::Reply reply) {
-    if (confirming && !ec && lease_granted(command, reply)) return confirm(*g, command, seq, *r, std::move(reply));
+    if (confirming && !ec && lease_granted(reply)) return confirm(*g, command, seq, *r, std::move(reply));
     r->on_lease_reply(*g, command, seq, ec, reply, Replicated::not_asked, Clock::now());
   };
   switch (command) {
     case Command::acquire: return client_.async_eval(acquire_, g.lease_arguments, std::move(answer));
     case Command::renew: return client_.async_eval(renew_script(), g.lease_arguments, std::move(answer));
-    case Command::release:
-      return client_.async_eval(release_script(), {g.key}, {id_, layout_.release_channel(g.name)},
-                                std::move(answer));
+    case Command::release: {
+      std::vector<std::string> keys{g.key, layout_.holder_key(g.name)};
+      std::vector<std::string> args{id_, layout_.release_channel(g.name), g.context.incarnation};
+      if (const Bid* to = g.machine.hand_over_target()) {
+        args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), g.context.ttl_ms});
+        return client_.async_eval(hand_over_script(), std::move(keys), std::move(args), std::move(answer));
+      }
+      return client_.async_eval(release_script(), std::move(keys), std::move(args), std::move(answer));
+    }
     case Command::none: return;
   }
 }

@@ -12,6 +12,7 @@ std::string_view to_string(RevokeReason reason) noexcept {
     case RevokeReason::stopped: return "stopped";
     case RevokeReason::deadline_passed: return "deadline_passed";
     case RevokeReason::released_elsewhere: return "released_elsewhere";
+    case RevokeReason::handed_over: return "handed_over";
   }
   return "unknown";
 }

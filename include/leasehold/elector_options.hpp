@@ -5,6 +5,8 @@
 // invariants between them.
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +41,15 @@ struct ElectorOptions {
   std::string instance_id{};
   /// Groups to campaign for besides "default"; each a valid group name.
   std::vector<std::string> groups{};
+  /// Preferred holder: a standby whose priority is higher than the leader's
+  /// asks it (through Redis) to hand over, and the leader does so at its next
+  /// renewal, after draining its work. Equal priorities never hand over, so
+  /// a fleet that keeps the default (0) behaves as if there were none. Give
+  /// the instance that should lead the highest priority; in a rolling
+  /// deploy, give each new version a higher one than the last.
+  int priority = 0;
+  /// Per-group priorities that replace `priority` for the groups named.
+  std::map<std::string, int, std::less<>> group_priorities{};
   /// Safety allowance subtracted from the local deadline for clock rates
   /// and scheduling jitter. Default: 1% of ttl + 2 ms. At least 0, and
   /// drift_margin + clock_skew less than ttl / 2.
@@ -96,6 +107,11 @@ struct ElectorOptions {
   /// the clock skew. A lease confirmed by a command sent at S counts locally
   /// until S + ttl - effective_deadline_margin().
   std::chrono::milliseconds effective_deadline_margin() const { return effective_drift_margin() + clock_skew; }
+  /// The priority this instance campaigns with for `group`.
+  int priority_of(std::string_view group) const {
+    const auto it = group_priorities.find(group);
+    return it == group_priorities.end() ? priority : it->second;
+  }
   /// step_down_hold_off, or its default (retry_interval) when unset.
   std::chrono::milliseconds effective_hold_off() const { return step_down_hold_off.value_or(retry_interval); }
 
@@ -104,8 +120,8 @@ struct ElectorOptions {
 };
 
 /// Throws std::invalid_argument unless `group` is a valid group name:
-/// 1 to 200 bytes, no control characters, not ending in ":token" or ":ticks"
-/// (the names of the keys leasehold keeps beside a lease).
+/// 1 to 200 bytes, no control characters, not ending in ":token", ":ticks",
+/// ":holder" or ":bid" (the names of the keys leasehold keeps beside a lease).
 void validate_group_name(std::string_view group);
 
 /// A fresh identity unique to this process: "<host>-<pid>-<random hex>".

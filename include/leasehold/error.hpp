@@ -50,6 +50,10 @@ enum class errc {
   /// Guarded work of an ended term still ran when ElectorOptions::drain_timeout
   /// passed; the lease was released anyway.
   drain_timeout,
+  /// Another live process campaigns with this instance id (a copied
+  /// config): the lease scripts tell processes apart by incarnation, so at
+  /// most one of them leads; fix the configuration.
+  duplicate_instance_id,
 };
 
 /// The category of errc codes; its name is "leasehold" and its messages

@@ -37,6 +37,9 @@ struct Health {
   /// Groups whose last lease command got an error reply (NOPERM, WRONGTYPE,
   /// OOM, ...), which no reconnect cures.
   std::size_t failing_groups = 0;
+  /// Groups where another live process campaigns with this instance id
+  /// (errc::duplicate_instance_id): a misconfiguration to fix.
+  std::size_t duplicate_id_groups = 0;
 
   // ---- thresholds (Elector::health() derives them from the options) --------
   /// live requires loop_age <= max_loop_age. Default: ttl.

@@ -2,13 +2,14 @@
 // Where a group lives in Redis: the one place that names a group's keys and
 // channels. Every part of leasehold (elector, scheduler, CLI) asks it.
 //
-//   plain (one server, Sentinel):    leader:reports  leader:reports:token
-//   hash_tagged (Cluster):           leader:{reports}  leader:{reports}:token
+//   plain (one server, Sentinel):    leader:reports  leader:reports:token  ...:holder  ...:bid
+//   hash_tagged (Cluster):           leader:{reports}  leader:{reports}:token  ...
 //
 // In the hash-tagged form every key and the channel of one group hash to the
 // same Cluster slot, so a script never touches two slots; `{` and `}` are
 // then not allowed in group names.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,11 @@ class KeyLayout {
   std::string release_channel(std::string_view group) const;
   /// The hash holding each schedule's last tick (leader-only schedules).
   std::string tick_record_key(std::string_view group) const;
+  /// The holder record: the incarnation (process) holding the lease and its
+  /// priority. Outlives the lease, like the fencing counter.
+  std::string holder_key(std::string_view group) const;
+  /// A standby's bid for the lease (hand-over request), kept for one ttl.
+  std::string bid_key(std::string_view group) const;
 
   /// The PSUBSCRIBE pattern that matches the release channel of every group
   /// under the prefix; glob characters of the prefix match only themselves.
@@ -58,6 +64,13 @@ class KeyLayout {
   static constexpr std::string_view release_suffix = ":released";
   /// Suffix of the tick record key (see token_suffix).
   static constexpr std::string_view tick_suffix = ":ticks";
+  /// Suffix of the holder record key (see token_suffix).
+  static constexpr std::string_view holder_suffix = ":holder";
+  /// Suffix of the bid key (see token_suffix).
+  static constexpr std::string_view bid_suffix = ":bid";
+  /// Every suffix of a key kept beside a lease key.
+  static constexpr std::array<std::string_view, 4> sibling_suffixes{token_suffix, tick_suffix, holder_suffix,
+                                                                    bid_suffix};
 
  private:
   std::optional<std::string_view> group_between(std::string_view text, std::string_view suffix) const;

@@ -34,6 +34,9 @@ struct GroupMetrics {
   /// Step-downs and stops that released the lease when drain_timeout passed
   /// with guarded work of the ended term still running.
   std::uint64_t drain_overruns = 0;
+  /// Times another live process was found campaigning with this instance id
+  /// (each episode once; errc::duplicate_instance_id).
+  std::uint64_t duplicate_ids = 0;
   /// Terms ended, indexed by RevokeReason (static_cast<std::size_t>(reason)).
   std::array<std::uint64_t, revoke_reason_count> demotions{};
   /// Total time this instance led the group, the current term included.

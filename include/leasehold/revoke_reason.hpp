@@ -19,10 +19,11 @@ enum class RevokeReason : std::uint8_t {
   deadline_passed,  ///< no renewal was confirmed before the local deadline
   released_elsewhere,  ///< a release notice named this instance: someone released its lease
                        ///< (an operator's CLI step-down); treated as a step-down
+  handed_over,      ///< a standby of higher priority bid: the lease was handed to it
 };
 
 /// The number of RevokeReason values (metrics keep a counter for each).
-inline constexpr std::size_t revoke_reason_count = 8;
+inline constexpr std::size_t revoke_reason_count = 9;
 
 /// The reason's name as spelled above ("renew_refused", ...).
 std::string_view to_string(RevokeReason reason) noexcept;

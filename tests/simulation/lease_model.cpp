@@ -17,11 +17,15 @@ redis::Reply string(std::string s) {
   return r;
 }
 
-redis::Reply acquire_reply(bool acquired, std::string holder, std::int64_t pttl, std::int64_t token) {
+redis::Reply array(std::vector<redis::Reply> elements) {
   redis::Reply r;
   r.type = redis::Reply::Type::array;
-  r.elements = {integer(acquired ? 1 : 0), string(std::move(holder)), integer(pttl), integer(token)};
+  r.elements = std::move(elements);
   return r;
+}
+
+redis::Reply acquire_reply(bool acquired, std::string holder, std::int64_t pttl, std::int64_t token) {
+  return array({integer(acquired ? 1 : 0), string(std::move(holder)), integer(pttl), integer(token)});
 }
 
 }  // namespace
@@ -36,14 +40,47 @@ LeaseModel::Lease* LeaseModel::live(const std::string& key, Millis now) {
   return &it->second;
 }
 
-redis::Reply LeaseModel::acquire(const std::string& key, const std::string& token_key, const std::string& id,
+LeaseModel::Bid* LeaseModel::live_bid(const std::string& key, Millis now) {
+  auto it = bids_.find(key);
+  if (it == bids_.end()) return nullptr;
+  if (it->second.expires_at <= now) {
+    bids_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void LeaseModel::bid(const std::string& key, const Campaigner& who, int holder_priority, bool rival, Millis ttl,
+                     Millis now) {
+  if (!rival && who.priority <= holder_priority) return;
+  const Bid* current = live_bid(key, now);
+  if (current && current->bidder.incarnation != who.incarnation && who.priority <= current->bidder.priority) return;
+  bids_[key] = Bid{who, now + ttl};
+}
+
+void LeaseModel::own_bid_answered(const std::string& key, const Campaigner& who, Millis now) {
+  if (const Bid* b = live_bid(key, now); b && b->bidder.incarnation == who.incarnation) bids_.erase(key);
+}
+
+redis::Reply LeaseModel::acquire(const std::string& key, const std::string& token_key, const Campaigner& who,
                                  Millis ttl, Millis now, bool guarded) {
+  const auto record = records_.find(key);
   if (Lease* lease = live(key, now)) {
-    if (lease->holder == id) {
+    const Millis pttl = lease->expires_at - now;
+    if (lease->holder == who.id) {
+      if (record != records_.end() && record->second.incarnation != who.incarnation) {
+        bid(key, who, 0, true, ttl, now);
+        redis::Reply r = acquire_reply(false, who.id, pttl, 0);
+        r.elements.push_back(string(record->second.incarnation));
+        return r;
+      }
       lease->expires_at = now + ttl;
-      return acquire_reply(true, id, ttl, ++counters_[token_key]);  // a re-claim is a new term
+      if (record == records_.end()) records_[key] = who;
+      own_bid_answered(key, who, now);
+      return acquire_reply(true, who.id, ttl, ++counters_[token_key]);  // a re-claim is a new term
     }
-    return acquire_reply(false, lease->holder, lease->expires_at - now, 0);
+    if (!lease->holder.empty()) bid(key, who, record == records_.end() ? 0 : record->second.priority, false, ttl, now);
+    return acquire_reply(false, lease->holder, pttl, 0);
   }
   if (guarded && !counters_.contains(token_key)) {
     counters_[token_key] = 0;
@@ -51,23 +88,40 @@ redis::Reply LeaseModel::acquire(const std::string& key, const std::string& toke
     return acquire_reply(false, "", ttl, 0);
   }
   const std::int64_t token = ++counters_[token_key];
-  leases_[key] = Lease{id, now + ttl};
-  return acquire_reply(true, id, ttl, token);
+  leases_[key] = Lease{who.id, now + ttl};
+  records_[key] = who;
+  own_bid_answered(key, who, now);
+  return acquire_reply(true, who.id, ttl, token);
 }
 
-redis::Reply LeaseModel::renew(const std::string& key, const std::string& id, Millis ttl, Millis now) {
+redis::Reply LeaseModel::renew(const std::string& key, const Campaigner& who, Millis ttl, Millis now) {
   Lease* lease = live(key, now);
-  if (lease == nullptr || lease->holder != id) return integer(0);
+  if (lease == nullptr || lease->holder != who.id) return array({integer(0)});
+  const auto record = records_.find(key);
+  if (record != records_.end() && record->second.incarnation != who.incarnation) {
+    return array({integer(0), string(record->second.incarnation)});
+  }
   lease->expires_at = now + ttl;
-  return integer(1);
+  if (const Bid* b = live_bid(key, now); b && b->bidder.incarnation != who.incarnation) {
+    return array({integer(1), string(b->bidder.id), string(b->bidder.incarnation), integer(b->bidder.priority)});
+  }
+  return array({integer(1)});
 }
 
-redis::Reply LeaseModel::release(const std::string& key, const std::string& channel, const std::string& id,
-                                 Millis now, std::optional<Published>& published) {
+redis::Reply LeaseModel::release(const std::string& key, const std::string& channel, const Campaigner& who,
+                                 Millis ttl, Millis now, const std::optional<Campaigner>& to,
+                                 std::optional<Published>& published) {
   Lease* lease = live(key, now);
-  if (lease == nullptr || lease->holder != id) return integer(0);
-  leases_.erase(key);
-  published = Published{channel, id};
+  if (lease == nullptr || lease->holder != who.id) return integer(0);
+  const auto record = records_.find(key);
+  if (record != records_.end() && record->second.incarnation != who.incarnation) return integer(0);
+  if (to) {
+    *lease = Lease{to->id, now + ttl};
+    records_[key] = *to;
+  } else {
+    leases_.erase(key);
+  }
+  published = Published{channel, who.id};
   return integer(1);
 }
 

@@ -105,6 +105,7 @@ class World {
   bool coin(double p) { return std::bernoulli_distribution(p)(rng_); }
   bool server_up() const { return now_ >= server_down_until_; }
   LeaseModel& model() { return model_; }
+  int next_incarnation() { return next_incarnation_++; }
   const detail::LeaseTiming& timing() const { return timing_; }
   void publish(const LeaseModel::Published& notice);
 
@@ -145,6 +146,7 @@ class World {
   std::size_t events_ = 0;
   std::vector<std::string> window_problems_;
   int next_process_id_ = 0;
+  int next_incarnation_ = 0;
   friend class Process;
 };
 
@@ -153,7 +155,9 @@ class World {
 Process::Process(World& world, int index, std::string id, const ElectorOptions& options,
                  detail::CoreLimits limits)
     : world_(world), index_(index), id_(std::move(id)), guarded_(options.empty_restart_guard) {
-  core_ = std::make_unique<detail::ElectorCore>(options, id_, *this, *this, limits);
+  // Deterministic incarnations: a restarted process is a new one.
+  core_ = std::make_unique<detail::ElectorCore>(options, id_, fmt::format("{}#{}", id_, world.next_incarnation()),
+                                                *this, *this, limits);
 }
 
 TimePoint Process::now() const { return world_.now(); }
@@ -190,17 +194,23 @@ void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::Le
   const std::string token_key = core_->layout().token_key(g.name);
   const std::string channel = core_->layout().release_channel(g.name);
   const std::int64_t ttl = std::chrono::duration_cast<Ms>(world_.timing().ttl).count();
+  const LeaseModel::Campaigner who{id_, core_->incarnation(), g.machine.priority()};
+  std::optional<LeaseModel::Campaigner> to;
+  if (const detail::Bid* b = g.machine.hand_over_target(); b && command == Command::release) {
+    to = LeaseModel::Campaigner{b->id, b->incarnation, b->priority};
+  }
   // The server's side: it runs the script when the bytes arrive (even if the
   // client has given the connection up meanwhile), unless it is down.
-  world_.at(last_to_server_, -1, [this, &g, command, seq, tag, epoch, key, token_key, channel, ttl, &replies] {
+  world_.at(last_to_server_, -1, [this, &g, command, seq, tag, epoch, key, token_key, channel, ttl, who, to,
+                                   &replies] {
     if (!world_.server_up() || lost_.count(tag) != 0) return;
     const std::int64_t ms = std::chrono::duration_cast<Ms>(world_.now() - origin).count();
     redis::Reply reply;
     std::optional<LeaseModel::Published> notice;
     switch (command) {
-      case Command::acquire: reply = world_.model().acquire(key, token_key, id_, ttl, ms, guarded_); break;
-      case Command::renew: reply = world_.model().renew(key, id_, ttl, ms); break;
-      case Command::release: reply = world_.model().release(key, channel, id_, ms, notice); break;
+      case Command::acquire: reply = world_.model().acquire(key, token_key, who, ttl, ms, guarded_); break;
+      case Command::renew: reply = world_.model().renew(key, who, ttl, ms); break;
+      case Command::release: reply = world_.model().release(key, channel, who, ttl, ms, to, notice); break;
       case Command::none: return;
     }
     if (notice) world_.publish(*notice);

@@ -51,8 +51,10 @@ class GroupApplierTest : public ::testing::Test {
   const leasehold::KeyLayout layout{"leader:"};
   const d::LeaseTiming timing{5000ms, 1666ms, 1000ms, 52ms, 1000ms};
   const std::string id = "me";
+  const std::string incarnation = "inc-1";
   const std::string ttl_ms = "5000";
-  d::GroupState g{"jobs", d::GroupContext{layout, timing, id, ttl_ms}};
+  const leasehold::ElectorOptions options{};
+  d::GroupState g{"jobs", d::GroupContext{layout, timing, id, incarnation, ttl_ms, options}};
   Recorder r;
   d::GroupApplier applier{id, r, r};
   TimePoint now = TimePoint{} + 1h;

@@ -84,8 +84,10 @@ asio::awaitable<std::vector<std::string>> scan_groups(redis::Client& client, std
     cursor = reply.elements[0].str;
     for (const redis::Reply& key : reply.elements[1].elements) {
       std::string_view name = key.str;
-      // A fencing counter names its group too: it outlives the lease.
-      if (name.ends_with(KeyLayout::token_suffix)) name.remove_suffix(KeyLayout::token_suffix.size());
+      // A fencing counter or holder record names its group too: both outlive the lease.
+      for (const std::string_view suffix : {KeyLayout::token_suffix, KeyLayout::holder_suffix}) {
+        if (name.ends_with(suffix)) name.remove_suffix(suffix.size());
+      }
       if (const auto group = layout.group_of_key(name)) groups.emplace_back(*group);
     }
   } while (cursor != "0");
