@@ -442,11 +442,14 @@ void LeaseMachine::watch_rival(Output& out, const AcquireReply& reply, TimePoint
     rival_.reset();
     return;
   }
-  // The PTTL was read between our send and the reply: the lease ended no
-  // earlier than sent_at + pttl and no later than now + pttl.
+  // The PTTL was read between our send and the reply: the lease ends no
+  // earlier than sent_at + pttl and no later than now + pttl, give or take
+  // Redis's whole milliseconds. A renewal moves the end on by the holder's
+  // heartbeat; a lease nobody renews keeps its end.
+  constexpr auto rounding = std::chrono::milliseconds(5);
   const auto pttl = std::chrono::milliseconds(reply.pttl_ms);
   if (rival_) {
-    out.duplicate_id = rival_->incarnation != reply.rival || sent_at + pttl > rival_->latest_expiry;
+    out.duplicate_id = rival_->incarnation != reply.rival || sent_at + pttl > rival_->latest_expiry + rounding;
     rival_->incarnation = reply.rival;
     rival_->latest_expiry = now + pttl;
   } else {

@@ -83,6 +83,7 @@ TEST(MetricsServer, ServesAStrictExpositionAndHealthProbesAndReleasesOnSigterm) 
       {"leasehold_acquire_errors_total", "counter"},
       {"leasehold_renewals_total", "counter"},
       {"leasehold_drain_overruns_total", "counter"},
+      {"leasehold_duplicate_instance_ids_total", "counter"},
       {"leasehold_demotions_total", "counter"},
       {"leasehold_leader_seconds_total", "counter"},
       {"leasehold_heartbeat_lag_seconds", "gauge"},

@@ -110,6 +110,7 @@ Args parse(int argc, char** argv) {
     else if (flag == "--heartbeat") a.options.heartbeat_interval = parse_ms(flag, value);
     else if (flag == "--retry") a.options.retry_interval = parse_ms(flag, value);
     else if (flag == "--prefix") a.options.key_prefix = value;
+    else if (flag == "--priority") a.options.priority = std::atoi(std::string(value).c_str());
     else if (flag == "--confirm-replicas") a.options.confirm_replicas = std::atoi(std::string(value).c_str());
     else if (flag == "--confirm-timeout") a.options.confirm_timeout = parse_ms(flag, value);
     else if (flag == "--empty-restart-guard") a.options.empty_restart_guard = value != "off";

@@ -11,6 +11,8 @@
 #include "support/redis_server.hpp"
 #include "support/scripted_server.hpp"
 
+#include "lease_scripts.hpp"
+
 #include <boost/asio/io_context.hpp>
 
 #include <gtest/gtest.h>
@@ -111,7 +113,7 @@ TEST(BadInput, BadGroupNamesAreRejectedByGroupAcquireStepDownAndLeaderOf) {
   lh::test::RedisServer server;
   Fleet fleet(server);
   auto& e = fleet.add(fast_options("me"));
-  const std::string bad_names[] = {""s, std::string(201, 'g'), "a\nb"s, "nul\0"s, "\x7f"s, "jobs:token"s};
+  const std::string bad_names[] = {""s, std::string(201, 'g'), "a\nb"s, "nul\0"s, "\x7f"s, "jobs:token"s, "jobs:holder"s};
 
   for (const auto& name : bad_names) {
     const auto message = invalid_argument_of([&] { e.group(name); });
@@ -136,7 +138,8 @@ TEST(BadInput, BadGroupNamesAreRejectedByGroupAcquireStepDownAndLeaderOf) {
   const auto keys = admin.call({"KEYS", "*"});
   ASSERT_TRUE(keys.is_array());
   for (const auto& k : keys.elements) {
-    EXPECT_TRUE(k.str == "leader:default" || k.str == "leader:default:token") << "unexpected key " << k.str;
+    EXPECT_TRUE(k.str == "leader:default" || k.str == "leader:default:token" || k.str == "leader:default:holder")
+        << "unexpected key " << k.str;
   }
 }
 
@@ -193,14 +196,17 @@ class FakeLeaseServer {
     if (name != "EVALSHA" && name != "EVAL") return ScriptedServer::redis_like(c);
     // EVAL[SHA] <script> <numkeys> keys... args...
     const auto& a = c.args;
-    if (a.size() < 6) return ScriptedAction::reply("-ERR fake: bad script call\r\n");
-    const bool acquire = a[2] == "2";
-    const bool renew = !acquire && !a[5].empty() && std::isdigit(static_cast<unsigned char>(a[5][0]));
+    if (a.size() < 5) return ScriptedAction::reply("-ERR fake: bad script call\r\n");
+    const auto is = [&](const lh::redis::Script& script) { return a[1] == script.sha1() || a[1] == script.body(); };
+    const bool acquire = is(lh::detail::acquire_script()) || is(lh::detail::guarded_acquire_script());
+    const bool renew = is(lh::detail::renew_script());
+    const std::size_t argv = 3 + std::stoul(a[2]);  // the first ARGV
+    if (a.size() < argv + 2) return ScriptedAction::reply("-ERR fake: bad script call\r\n");
     const Fault f = fault.load();
     if (f != Fault::none && (!renew_fault_only || renew)) return faulty(f, name);
-    if (acquire) return run_acquire(a[5], std::stoll(a[6]));
-    if (renew) return run_renew(a[4], std::stoll(a[5]));
-    return run_release(a[4]);
+    if (acquire) return run_acquire(a[argv], std::stoll(a[argv + 1]));
+    if (renew) return run_renew(a[argv], std::stoll(a[argv + 1]));
+    return run_release(a[argv]);
   }
 
   static ScriptedAction faulty(Fault f, const std::string& verb) {
@@ -242,9 +248,9 @@ class FakeLeaseServer {
 
   ScriptedAction run_renew(const std::string& id, long long ttl) {
     const auto now = Clock::now();
-    if (!held(now) || holder_ != id) return ScriptedAction::reply(integer(0));
+    if (!held(now) || holder_ != id) return ScriptedAction::reply("*1\r\n" + integer(0));
     expiry_ = now + std::chrono::milliseconds(ttl);
-    return ScriptedAction::reply(integer(1));
+    return ScriptedAction::reply("*1\r\n" + integer(1));
   }
 
   ScriptedAction run_release(const std::string& id) {

@@ -338,27 +338,6 @@ TEST(Elector, MissingAclPermissionGivesNoPermissionAndNoLeadership) {
   EXPECT_FALSE(e.is_leader());
 }
 
-TEST(Elector, SameInstanceIdRestartedReclaimsItsUnexpiredLeaseAtOnce) {
-  lh::test::RedisServer server;
-  Fleet fleet(server);
-  auto options = fast_options("stable-id");
-  options.ttl = 10s;  // so that "at once" is clearly not "after expiry"
-  options.empty_restart_guard = false;  // a new group would first wait out this ttl
-  fleet.add(options);
-  ASSERT_TRUE(fleet.wait_single_leader());
-  const auto token = fleet.events(0).elected.back().token;
-  fleet.crash(0);
-  const auto restart = std::chrono::steady_clock::now();
-  auto& again = fleet.add(options);
-  ASSERT_TRUE(fleet.wait_leading(1, "default", 5s))
-      << "the restarted instance must not wait out its own lease";
-  EXPECT_TRUE(again.is_leader());
-  EXPECT_LT(std::chrono::steady_clock::now() - restart, 5s);
-  // The re-claim starts a new term: a greater token, the counter's value.
-  EXPECT_GT(fleet.events(1).elected.back().token, token);
-  EXPECT_EQ(server.admin().get(key() + ":token"), std::to_string(fleet.events(1).elected.back().token));
-}
-
 TEST(Elector, StopReleasesEveryLeaseAndIsIdempotent) {
   lh::test::RedisServer server;
   auto options = fast_options();

@@ -38,8 +38,9 @@ asio::awaitable<int> run_step_down(const Context& ctx) {
   co_await connect(client);
   const KeyLayout layout{ctx.line.prefix};
   const std::string key = layout.lease_key(group);
-  std::vector<std::string> keys{key};
-  std::vector<std::string> args{*id, layout.release_channel(group)};
+  // No incarnation: the operator acts for whichever process holds the lease under that id.
+  std::vector<std::string> keys{key, layout.holder_key(group)};
+  std::vector<std::string> args{*id, layout.release_channel(group), ""};
   auto [ec, reply] = co_await client.async_eval(detail::release_script(), std::move(keys), std::move(args),
                                                 asio::as_tuple(asio::use_awaitable));
   if (reply.is_error()) check_reply(reply, "step-down");

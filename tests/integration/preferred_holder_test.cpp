@@ -1,0 +1,148 @@
+// Preferred holder: a standby of higher priority bids through Redis, the
+// leader hands the lease over at its next renewal (after draining its work),
+// and equal priorities never hand over. A rolling deploy that gives each new
+// instance a higher priority moves the group along, one hand-over each.
+
+#include <leasehold/leasehold.hpp>
+#include <leasehold/run_while_leader.hpp>
+
+#include "support/elector_fixture.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+
+namespace lh = leasehold;
+namespace asio = boost::asio;
+using lh::test::Fleet;
+using lh::test::run_until;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// ttl 10 s, heartbeat 1 s: a hand-over that came by expiry would take ten
+// heartbeats, so "within a few seconds" can only be the bid.
+lh::ElectorOptions ranked(std::string id, int priority) {
+  auto o = lh::test::fast_options(std::move(id));
+  o.ttl = 10s;
+  o.heartbeat_interval = 1s;
+  o.empty_restart_guard = false;
+  o.priority = priority;
+  return o;
+}
+
+// Runs the fleet until `i` leads, checking on every turn that no two
+// electors lead at once. Returns how long it took, or nullopt.
+std::optional<Clock::duration> lead_alone(Fleet& fleet, std::size_t i, bool& overlap) {
+  const auto start = Clock::now();
+  const bool led = run_until(fleet.io, [&] {
+    std::size_t leaders = 0;
+    for (std::size_t k = 0; k < fleet.size(); ++k) leaders += fleet.at(k).is_leader() ? 1 : 0;
+    overlap = overlap || leaders > 1;
+    return fleet.at(i).is_leader();
+  }, 8s);
+  if (!led) return std::nullopt;
+  return Clock::now() - start;
+}
+
+long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
+}  // namespace
+
+TEST(PreferredHolder, EachHigherPriorityNewcomerLeadsWithinTwoHeartbeatsOfItsStart) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  bool overlap = false;
+  fleet.add(ranked("low", 1));
+  ASSERT_TRUE(fleet.wait_leading(0));
+
+  // A rolling deploy: each new instance outranks the last.
+  for (std::size_t next : {1u, 2u}) {
+    fleet.add(ranked(next == 1 ? "middle" : "high", static_cast<int>(next) + 1));
+    const auto took = lead_alone(fleet, next, overlap);
+    ASSERT_TRUE(took.has_value()) << "instance " << next << " never led";
+    std::printf("instance %zu led %lld ms after it started (heartbeat 1000 ms)\n", next, ms(*took));
+    EXPECT_LT(*took, 5s) << "a hand-over by bid, not by expiry (ttl 10 s)";
+    const auto& revoked = fleet.events(next - 1).revoked;
+    ASSERT_FALSE(revoked.empty());
+    EXPECT_EQ(revoked.back().reason, lh::RevokeReason::handed_over);
+    EXPECT_GT(fleet.events(next).elected.back().token, fleet.events(next - 1).elected.back().token);
+  }
+  EXPECT_FALSE(overlap) << "two electors led at once";
+
+  // The highest keeps it: the lower ones do not bid.
+  EXPECT_TRUE(fleet.run_checking_single_leader(3s));
+  EXPECT_TRUE(fleet.at(2).is_leader());
+  EXPECT_EQ(fleet.events(2).elected.size(), 1u);
+  EXPECT_EQ(fleet.events(0).elected.size(), 1u);
+  EXPECT_EQ(fleet.events(1).elected.size(), 1u);
+  const auto* low = fleet.metrics(0).group("default");
+  EXPECT_EQ(low->demotions_for(lh::RevokeReason::handed_over), 1u);
+}
+
+TEST(PreferredHolder, EqualPrioritiesNeverHandOver) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add(ranked("first", 5));
+  ASSERT_TRUE(fleet.wait_leading(0));
+  fleet.add(ranked("second", 5));
+  fleet.add(ranked("lower", 4));
+  EXPECT_TRUE(fleet.run_checking_single_leader(4s));  // four heartbeats
+  EXPECT_TRUE(fleet.at(0).is_leader());
+  EXPECT_EQ(fleet.events(0).elected.size(), 1u);
+  EXPECT_TRUE(fleet.events(0).revoked.empty());
+  EXPECT_TRUE(fleet.events(1).elected.empty());
+  EXPECT_TRUE(fleet.events(2).elected.empty());
+  EXPECT_FALSE(server.admin().get("leader:default:bid").has_value()) << "nobody outranks the leader";
+}
+
+TEST(PreferredHolder, PerGroupPrioritiesPickEachGroupsLeader) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto a = ranked("a", 0);
+  a.groups = {"reports"};
+  a.group_priorities = {{"reports", 10}};
+  auto b = ranked("b", 5);
+  b.groups = {"reports"};
+  fleet.add(b);
+  ASSERT_TRUE(fleet.wait_leading(0, "default"));
+  ASSERT_TRUE(fleet.wait_leading(0, "reports"));
+  fleet.add(a);
+  // a outranks b only for "reports".
+  ASSERT_TRUE(fleet.wait_leading(1, "reports", 5s));
+  EXPECT_TRUE(fleet.run_checking_single_leader(2s, "reports"));
+  EXPECT_TRUE(fleet.at(0).is_leader("default"));
+  EXPECT_FALSE(fleet.at(1).is_leader("default"));
+}
+
+TEST(PreferredHolder, TheHandOverWaitsForTheLeadersWorkToWindDown) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  fleet.add(ranked("old", 1));
+  ASSERT_TRUE(fleet.wait_leading(0));
+  std::optional<Clock::time_point> work_ended, newcomer_elected;
+  lh::run_while_leader(fleet.at(0), "default", [&]() -> asio::awaitable<void> {
+    asio::steady_timer timer(co_await asio::this_coro::executor, 1h);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));  // until the term ends
+    co_await asio::this_coro::reset_cancellation_state();
+    timer.expires_after(300ms);  // slow to wind down
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    work_ended = Clock::now();
+  }, asio::detached);
+  lh::test::run_for(fleet.io, 200ms);
+  auto& newcomer = fleet.add(ranked("new", 2));
+  newcomer.on_elected([&](const lh::ElectedEvent&) { newcomer_elected = Clock::now(); });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return newcomer_elected.has_value(); }, 8s));
+  ASSERT_TRUE(work_ended.has_value()) << "the newcomer led while the old leader's work still ran";
+  EXPECT_LE(*work_ended, *newcomer_elected);
+  EXPECT_EQ(fleet.events(0).revoked.back().reason, lh::RevokeReason::handed_over);
+}
