@@ -223,7 +223,7 @@ class Harness {
       case Command::renew: {
         const auto renewed = leasehold::detail::parse_renew_reply(r);
         if (!renewed) return step([&] { return machine_.on_failure(now_, seq, Failure::error); });
-        const bool confirms = current && r.integer == 1;
+        const bool confirms = current && renewed->renewed;
         return step([&] { return machine_.on_renew_reply(now_, seq, *renewed); }, false, confirms, sent.at);
       }
       case Command::release:
