@@ -271,6 +271,7 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
     ++g.acquire_errors;
     return fail(g, seq, ec, reply, "acquire", now);
   }
+  g.first_acquire_answered = true;
   if (parsed->acquired && replicated == Replicated::too_few) {
     parsed->confirmed = false;
     ++g.acquire_errors;

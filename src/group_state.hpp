@@ -66,6 +66,7 @@ struct GroupState {
   // The elector's executor only, from here on.
   bool begun = false;
   bool in_term = false;             // elected, and the term not yet ended
+  bool first_acquire_answered = false;  // reclaim_on_restart applies before this only
   std::shared_ptr<TermState> term;  // made when somebody asks for a Term
   std::shared_ptr<TermState> ended_term;  // the last one, while its guarded work may still run
   std::unique_ptr<GroupWaiters> waiters;

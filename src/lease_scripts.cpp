@@ -25,19 +25,20 @@ local function own_bid_answered()
 end
 )lua";
 
-// Both acquire scripts start alike: a re-claim of this incarnation's own
+// Every acquire script starts alike: a re-claim of this incarnation's own
 // key, a refusal when another incarnation of this id holds it (a restart
-// waits out its predecessor's lease; a duplicate id never leads twice), or
-// a refusal naming the live holder...
+// waits out its predecessor's lease; a duplicate id never leads twice) unless
+// `take_over` says the predecessor is known to be dead, or a refusal naming
+// the live holder...
 constexpr std::string_view acquire_head = R"lua(local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
   local incarnation = redis.call('HGET', KEYS[3], 'incarnation')
-  if incarnation and incarnation ~= ARGV[3] then
+  if incarnation and incarnation ~= ARGV[3] and not take_over then
     bid(0, true)
     return {0, holder, redis.call('PTTL', KEYS[1]), 0, incarnation}
   end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  if not incarnation then redis.pcall('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4]) end
+  if incarnation ~= ARGV[3] then redis.pcall('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4]) end
   local token = redis.pcall('INCR', KEYS[2])
   if type(token) ~= 'number' then token = tonumber(redis.call('GET', KEYS[2])) or 0 end
   own_bid_answered()
@@ -74,17 +75,25 @@ local incarnation = redis.call('HGET', KEYS[2], 'incarnation')
 if ARGV[3] ~= '' and incarnation and incarnation ~= ARGV[3] then return 0 end
 )lua";
 
-}  // namespace
-
-const redis::Script& acquire_script() {
-  static const redis::Script script(std::string(bid_function).append(acquire_head).append(acquire_fresh));
-  return script;
+std::string acquire_body(bool guarded, bool take_over) {
+  std::string body = take_over ? "local take_over = true\n" : "local take_over = false\n";
+  body.append(bid_function).append(acquire_head);
+  if (guarded) body.append(empty_restart_guard);
+  return body.append(acquire_fresh);
 }
 
-const redis::Script& guarded_acquire_script() {
-  static const redis::Script script(
-      std::string(bid_function).append(acquire_head).append(empty_restart_guard).append(acquire_fresh));
-  return script;
+}  // namespace
+
+const redis::Script& acquire_script(bool take_over) {
+  static const redis::Script plain(acquire_body(false, false));
+  static const redis::Script taking_over(acquire_body(false, true));
+  return take_over ? taking_over : plain;
+}
+
+const redis::Script& guarded_acquire_script(bool take_over) {
+  static const redis::Script plain(acquire_body(true, false));
+  static const redis::Script taking_over(acquire_body(true, true));
+  return take_over ? taking_over : plain;
 }
 
 const redis::Script& renew_script() {

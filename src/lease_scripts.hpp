@@ -24,8 +24,10 @@ namespace leasehold::detail {
 /// re-claim under maxmemory OOM (INCR refused) still re-seats the lease and
 /// keeps the last token, so that leadership survives the episode. A refused
 /// standby that outranks the holder (or is another incarnation of its id)
-/// leaves a bid.
-const redis::Script& acquire_script();
+/// leaves a bid. `take_over`: the variant that re-claims a lease held under
+/// this id by another incarnation too (ElectorOptions::reclaim_on_restart,
+/// for a process's first attempt only).
+const redis::Script& acquire_script(bool take_over = false);
 
 /// acquire_script() with the empty-restart guard: when the group has no
 /// fencing counter (a new group, or a Redis that lost its data), it creates
@@ -33,7 +35,7 @@ const redis::Script& acquire_script();
 /// {0, "", ttl, 0}: nobody can take the group until that ttl has passed,
 /// so a leader that still believes in a lease from before the data loss
 /// sees its deadline pass first.
-const redis::Script& guarded_acquire_script();
+const redis::Script& guarded_acquire_script(bool take_over = false);
 
 /// KEYS and ARGV as acquire_script(). Returns {1} when extended, {1, bidder
 /// id, bidder incarnation, bidder priority} when extended with another

@@ -11,8 +11,10 @@ RedisTransport::RedisTransport(redis::Client& client, KeyLayout layout, std::str
       layout_(std::move(layout)),
       id_(std::move(instance_id)),
       acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
+      take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
       settings_(settings) {
   client_.preload(acquire_);
+  if (settings.reclaim_on_restart) client_.preload(take_over_acquire_);
   client_.preload(renew_script());
   client_.preload(release_script());
   client_.preload(hand_over_script());
@@ -36,7 +38,10 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
     r->on_lease_reply(*g, command, seq, ec, reply, Replicated::not_asked, Clock::now());
   };
   switch (command) {
-    case Command::acquire: return client_.async_eval(acquire_, g.lease_arguments, std::move(answer));
+    case Command::acquire: {
+      const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
+      return client_.async_eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, std::move(answer));
+    }
     case Command::renew: return client_.async_eval(renew_script(), g.lease_arguments, std::move(answer));
     case Command::release: {
       std::vector<std::string> keys{g.key, layout_.holder_key(g.name)};

@@ -18,6 +18,7 @@ class RedisTransport final : public LeaseTransport {
   /// What the transport does besides sending the scripts.
   struct Settings {
     bool empty_restart_guard = true;  ///< acquire through the guard (lease_scripts.hpp)
+    bool reclaim_on_restart = false;  ///< first acquires take over earlier incarnations' leases
     int confirm_replicas = 0;         ///< confirm mode: WAIT for this many replicas (0: off)
     std::chrono::milliseconds confirm_timeout{100};
   };
@@ -33,6 +34,7 @@ class RedisTransport final : public LeaseTransport {
   const KeyLayout layout_;
   const std::string id_;
   const redis::Script& acquire_;
+  const redis::Script& take_over_acquire_;  // a group's first acquire with reclaim_on_restart
   const Settings settings_;
   std::weak_ptr<void> owner_;
 

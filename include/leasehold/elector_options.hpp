@@ -37,8 +37,18 @@ struct ElectorOptions {
   std::string key_prefix = "leader:";
   /// This instance's identity, stored as the lease value; must be unique
   /// among live processes. Default (empty): unique per process (host name,
-  /// pid and random bits). At most 256 bytes, no control characters.
+  /// pid and random bits). At most 256 bytes, no control characters. Two
+  /// live processes with one id never lead at once (each elector has its
+  /// own random incarnation) and both report errc::duplicate_instance_id.
   std::string instance_id{};
+  /// With a stable instance_id: a process's first acquire of each group
+  /// takes back a lease its id still holds under an earlier incarnation at
+  /// once, instead of waiting it out (at most one ttl). Only where the
+  /// platform guarantees the earlier process is dead before the new one
+  /// starts (a StatefulSet pod): were it alive (a duplicate id), both would
+  /// lead until its next renewal, which then fails and reports the
+  /// duplicate. Default false.
+  bool reclaim_on_restart = false;
   /// Groups to campaign for besides "default"; each a valid group name.
   std::vector<std::string> groups{};
   /// Preferred holder: a standby whose priority is higher than the leader's

@@ -166,3 +166,45 @@ TEST(DuplicateId, TwoProcessesStartedWithOneIdLeadOneAtATimeAndBothReportIt) {
   b.signal(SIGTERM);
   EXPECT_TRUE(b.wait_exit(10s).has_value());
 }
+
+TEST(DuplicateId, WithReclaimOnRestartARestartedProcessTakesItsLeaseBackAtOnce) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = twin("stateful-0");
+  options.ttl = 10s;  // so that "at once" is clearly not "after expiry"
+  options.reclaim_on_restart = true;
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(0));
+  const auto token = fleet.events(0).elected.back().token;
+  fleet.crash(0);
+  const auto restart = Clock::now();
+  auto& again = fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(1, "default", 5s)) << "the restarted instance must not wait out its own lease";
+  EXPECT_LT(Clock::now() - restart, 5s);
+  EXPECT_GT(fleet.events(1).elected.back().token, token) << "a new term";
+  EXPECT_FALSE(fleet.events(1).has_error(lh::errc::duplicate_instance_id));
+  EXPECT_TRUE(again.health().ready) << again.health().reason;
+}
+
+TEST(DuplicateId, WithReclaimOnRestartALiveDuplicateIsDemotedOnceAndReportedButNeverFlaps) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = twin("stateful-0");
+  options.reclaim_on_restart = true;
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(0));
+  fleet.add(options);  // trusted to be a restart, but the first is alive
+  ASSERT_TRUE(fleet.wait_leading(1, "default", 5s));
+  // The first's next renewal finds another incarnation holding the lease.
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    return fleet.events(0).has_error(lh::errc::duplicate_instance_id) &&
+           fleet.events(1).has_error(lh::errc::duplicate_instance_id);
+  }, 10s));
+  ASSERT_FALSE(fleet.events(0).revoked.empty());
+  EXPECT_EQ(fleet.events(0).revoked.front().reason, lh::RevokeReason::renew_refused);
+  // From then on one leader, and it stays the second.
+  EXPECT_TRUE(fleet.run_checking_single_leader(3s));
+  EXPECT_TRUE(fleet.at(1).is_leader());
+  EXPECT_EQ(fleet.events(0).elected.size(), 1u);
+  EXPECT_EQ(fleet.events(1).elected.size(), 1u);
+}
