@@ -115,6 +115,7 @@ RedisServer::RedisServer(RedisServer&& other) noexcept
       dir_(std::exchange(other.dir_, std::string())),
       port_(std::exchange(other.port_, 0)),
       plain_port_(std::exchange(other.plain_port_, 0)),
+      cluster_port_(std::exchange(other.cluster_port_, 0)),
       process_(std::exchange(other.process_, std::nullopt)) {}
 
 RedisServer& RedisServer::operator=(RedisServer&& other) noexcept {
@@ -124,6 +125,7 @@ RedisServer& RedisServer::operator=(RedisServer&& other) noexcept {
     dir_ = std::exchange(other.dir_, std::string());
     port_ = std::exchange(other.port_, 0);
     plain_port_ = std::exchange(other.plain_port_, 0);
+    cluster_port_ = std::exchange(other.cluster_port_, 0);
     process_ = std::exchange(other.process_, std::nullopt);
   }
   return *this;
@@ -229,6 +231,13 @@ void RedisServer::write_config() const {
     conf << "maxmemory " << options_.maxmemory << "\n"
          << "maxmemory-policy noeviction\n";
   }
+  if (options_.cluster) {
+    // Without cluster-port the bus would be port + 10000, which is past
+    // 65535 for much of the ephemeral range that free_port() draws from.
+    conf << "cluster-enabled yes\n"
+         << "cluster-port " << cluster_port_ << "\n"
+         << "cluster-config-file nodes.conf\n";
+  }
   for (const auto& line : options_.extra_config) conf << line << "\n";
 
   const std::string path = file("redis.conf");
@@ -258,6 +267,11 @@ void RedisServer::start(bool fixed_ports) {
         do {
           port_ = free_port();
         } while (port_ == plain_port_);
+      }
+      if (options_.cluster) {
+        do {
+          cluster_port_ = free_port();
+        } while (cluster_port_ == plain_port_ || cluster_port_ == port_);
       }
     }
     // An RDB or AOF left by a manual SAVE would make a restart non-empty.

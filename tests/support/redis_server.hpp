@@ -35,6 +35,12 @@ struct RedisServerOptions {
   /// extra_config). Sentinel rewrites its config file (its id, the replicas
   /// and sentinels it found), so restart() starts it from that file again.
   bool sentinel = false;
+  /// Cluster mode: `cluster-enabled yes` with the cluster bus on a second
+  /// free port (`cluster-port`, see cluster_port()) and the node's
+  /// configuration in <dir>/nodes.conf, which restart() keeps (the node
+  /// comes back with its id and its view of the cluster). The cluster lines
+  /// go before extra_config, which can override them.
+  bool cluster = false;
 };
 
 /// A value quoted for a redis.conf line (which is split like sdssplitargs:
@@ -63,6 +69,8 @@ class RedisServer {
   std::uint16_t port() const noexcept;
   /// The plain-TCP port (same as port() without TLS); admin() uses it.
   std::uint16_t plain_port() const noexcept { return plain_port_; }
+  /// The cluster bus port (options.cluster), else 0.
+  std::uint16_t cluster_port() const noexcept { return cluster_port_; }
   std::string host() const { return "127.0.0.1"; }
   /// <dir>/redis.sock, or empty unless options.unix_socket.
   std::string unix_path() const;
@@ -135,6 +143,7 @@ class RedisServer {
   std::string dir_;
   std::uint16_t port_ = 0;        // TLS port when tls, else the plain port
   std::uint16_t plain_port_ = 0;
+  std::uint16_t cluster_port_ = 0;  // the cluster bus, when options.cluster
   std::optional<Process> process_;
 };
 
