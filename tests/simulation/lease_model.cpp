@@ -24,6 +24,14 @@ redis::Reply array(std::vector<redis::Reply> elements) {
   return r;
 }
 
+// Broken on purpose, for the checker's self-test only: the scripts as they
+// were before incarnations, which let two processes with one id both lead.
+#if LEASEHOLD_SIM_IGNORE_INCARNATIONS
+constexpr bool tells_incarnations_apart = false;
+#else
+constexpr bool tells_incarnations_apart = true;
+#endif
+
 redis::Reply acquire_reply(bool acquired, std::string holder, std::int64_t pttl, std::int64_t token) {
   return array({integer(acquired ? 1 : 0), string(std::move(holder)), integer(pttl), integer(token)});
 }
@@ -68,7 +76,7 @@ redis::Reply LeaseModel::acquire(const std::string& key, const std::string& toke
   if (Lease* lease = live(key, now)) {
     const Millis pttl = lease->expires_at - now;
     if (lease->holder == who.id) {
-      if (record != records_.end() && record->second.incarnation != who.incarnation) {
+      if (tells_incarnations_apart && record != records_.end() && record->second.incarnation != who.incarnation) {
         bid(key, who, 0, true, ttl, now);
         redis::Reply r = acquire_reply(false, who.id, pttl, 0);
         r.elements.push_back(string(record->second.incarnation));
@@ -98,7 +106,7 @@ redis::Reply LeaseModel::renew(const std::string& key, const Campaigner& who, Mi
   Lease* lease = live(key, now);
   if (lease == nullptr || lease->holder != who.id) return array({integer(0)});
   const auto record = records_.find(key);
-  if (record != records_.end() && record->second.incarnation != who.incarnation) {
+  if (tells_incarnations_apart && record != records_.end() && record->second.incarnation != who.incarnation) {
     return array({integer(0), string(record->second.incarnation)});
   }
   lease->expires_at = now + ttl;

@@ -108,6 +108,10 @@ class World {
   int next_incarnation() { return next_incarnation_++; }
   const detail::LeaseTiming& timing() const { return timing_; }
   void publish(const LeaseModel::Published& notice);
+  /// A disruption from `now` whose leaderless gaps must end within the
+  /// fault bound of `heal`; one that starts while the last one's window is
+  /// open joins it.
+  void disruption(std::string kind, TimePoint heal);
 
  private:
   struct Slot {
@@ -268,6 +272,8 @@ void Process::term_began(GroupState& g) {
 
 void Process::term_ended(GroupState& g, std::int64_t token, RevokeReason reason) {
   log_ += fmt::format("revoked {} {} {} {}\n", g.name, token, to_string(reason), ns(now()));
+  // A hand-over leaves the group without a leader for a round trip or so.
+  if (reason == RevokeReason::handed_over) world_.disruption("hand_over", now());
 }
 
 void Process::audit(const LeaseAuditEvent& e) {
@@ -290,7 +296,9 @@ World::World(const Config& config)
   for (int g = 1; g <= config_.groups; ++g) options_.groups.push_back(fmt::format("g{}", g));
   timing_ = detail::LeaseTiming::from(options_);
   processes_.resize(static_cast<std::size_t>(config_.instances));
-  for (int i = 0; i < config_.instances; ++i) spawn(i, fmt::format("i{}", i));
+  for (int i = 0; i < config_.instances; ++i) {
+    spawn(i, fmt::format("i{}", config_.duplicate_ids && i == 1 ? 0 : i));
+  }
 }
 
 void World::spawn(int slot, std::string id) {
@@ -300,7 +308,9 @@ void World::spawn(int slot, std::string id) {
   detail::CoreLimits limits;
   limits.max_in_flight = config_.max_in_flight;
   limits.groups_per_pass = 2;
-  s.process = std::make_unique<Process>(*this, slot, std::move(id), options_, limits);
+  ElectorOptions options = options_;
+  if (config_.priorities) options.priority = static_cast<int>(rng_() % 3);
+  s.process = std::make_unique<Process>(*this, slot, std::move(id), options, limits);
   s.process->start(now_);
 }
 
@@ -343,24 +353,24 @@ void World::check_window(Process& p) {
   }
 }
 
+void World::disruption(std::string kind, TimePoint heal) {
+  const Ms bound = 3 * Ms(config_.ttl_ms) + Ms(config_.retry_ms);
+  const auto bound_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(bound).count();
+  // A gap is then judged against the later heal of the two.
+  if (!disruptions_.empty() && disruptions_.back().deadline() >= ns(now_)) {
+    auto& d = disruptions_.back();
+    d.kind = d.kind == kind ? kind : "combined";
+    d.reference = std::max(d.reference, ns(heal));
+    return;
+  }
+  disruptions_.push_back(chaos::Disruption{std::move(kind), ns(now_), ns(heal), bound_ns});
+}
+
 // One fault at a time starts, but they overlap freely. Each is a disruption
 // whose leaderless gaps must end within a bound of its heal.
 void World::inject_fault() {
   const int target = static_cast<int>(rng_() % processes_.size());
   Process& p = *processes_[static_cast<std::size_t>(target)].process;
-  const Ms bound = 3 * Ms(config_.ttl_ms) + Ms(config_.retry_ms);
-  // A fault that starts while an earlier one's window is open joins it: a
-  // gap is then judged against the later heal of the two.
-  auto disruption = [&](std::string kind, TimePoint heal) {
-    const auto bound_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(bound).count();
-    if (!disruptions_.empty() && disruptions_.back().deadline() >= ns(now_)) {
-      auto& d = disruptions_.back();
-      d.kind = d.kind == kind ? kind : "combined";
-      d.reference = std::max(d.reference, ns(heal));
-      return;
-    }
-    disruptions_.push_back(chaos::Disruption{std::move(kind), ns(now_), ns(heal), bound_ns});
-  };
   const int kinds = config_.empty_restarts ? 5 : 4;
   switch (rng_() % kinds) {
     case 0: {  // the connection is reset; what was in flight may or may not arrive
@@ -379,12 +389,9 @@ void World::inject_fault() {
       if (!p.alive()) break;  // already down: its restart is on its way (a second would replace it live)
       p.crash(now_);
       Ms down(std::uniform_int_distribution<std::int64_t>(0, 2 * config_.ttl_ms)(rng_));
+      // A successor with the same id is a new incarnation: it waits out the
+      // dead one's leases (and cannot release them), however soon it starts.
       const bool same_id = coin(0.5);
-      // A successor with the same id inherits the dead one's leases and may
-      // release them; the checker counts a dead process's claims until their
-      // deadline, so such a restart comes after it (a faster one is the
-      // duplicate-id hazard, not a crash).
-      if (same_id) down = std::max<Ms>(down, std::chrono::duration_cast<Ms>(timing_.ttl) + Ms(1));
       std::string id = same_id ? p.id() : fmt::format("i{}", config_.instances + next_process_id_++);
       at(now_ + down, -1, [this, target, id] { spawn(target, id); });
       disruption("crash", now_ + down);

@@ -3,7 +3,8 @@
 // logic of leasehold, without Asio) over a model of the lease keys, on
 // simulated time, with random delays (FIFO per connection, as TCP), connection
 // resets that lose or deliver what was in flight, process pauses, crashes and
-// restarts, step-downs, and optionally empty restarts of the model. Every
+// restarts, step-downs, optionally empty restarts of the model, priorities
+// (hand-overs) and a duplicated instance id. Every
 // choice comes from one seed, so a seed replays a run exactly. The chaos
 // runner's checker judges it: no overlapping claims, ordered terms, every
 // leaderless gap explained by a fault.
@@ -24,6 +25,11 @@ struct Config {
   std::int64_t max_delay_ms = 40;   ///< one-way delay of a message: 0 to this
   bool empty_restarts = false;      ///< the model forgets everything at times
   bool empty_restart_guard = true;  ///< ElectorOptions::empty_restart_guard
+  /// Every process campaigns with a priority of 0 to 2 from the seed (drawn
+  /// again at each restart): standbys of higher priority bid, leaders hand over.
+  bool priorities = false;
+  /// A copied config: the second process runs with the first one's id.
+  bool duplicate_ids = false;
   bool print_logs = false;          ///< print every process's event log (a replay)
   /// A small window, so the simulation exercises holding commands back.
   std::size_t max_in_flight = 3;

@@ -4,6 +4,8 @@
 //   leasehold_simulation --seed S                  one seed (a replay)
 //   --empty-restarts     add empty restarts of Redis to the faults
 //   --no-guard           electors without the empty-restart guard
+//   --priorities         priorities 0-2 per process: bids and hand-overs
+//   --duplicate-ids      the second process runs with the first one's id
 //   --logs               print every process's event log (with --seed)
 //   --expect-failure     succeed only if some seed fails (a checker self-test)
 //   --instances N, --groups N, --duration-ms N, --max-in-flight N
@@ -50,6 +52,8 @@ int main(int argc, char** argv) try {
     else if (flag == "--empty-restarts") config.empty_restarts = true, extra += " --empty-restarts";
     else if (flag == "--logs") config.print_logs = true;
     else if (flag == "--no-guard") config.empty_restart_guard = false, extra += " --no-guard";
+    else if (flag == "--priorities") config.priorities = true, extra += " --priorities";
+    else if (flag == "--duplicate-ids") config.duplicate_ids = true, extra += " --duplicate-ids";
     else if (flag == "--instances") config.instances = static_cast<int>(number(flag, value)), extra += fmt::format(" --instances {}", value), ++i;
     else if (flag == "--groups") config.groups = static_cast<int>(number(flag, value)), extra += fmt::format(" --groups {}", value), ++i;
     else if (flag == "--duration-ms") config.duration_ms = static_cast<std::int64_t>(number(flag, value)), extra += fmt::format(" --duration-ms {}", value), ++i;
