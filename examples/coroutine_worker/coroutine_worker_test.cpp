@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <thread>
 #include <sys/wait.h>
 
 using namespace example_test;
@@ -109,4 +110,28 @@ TEST(CoroutineWorkerExample, ALeaderKilledWhileItsWorkWindsDownIsTakenOverAfterI
   EXPECT_GT(at(events(*standby, "working").front()), killed_ns) << "the lease was not released during the drain";
   ASSERT_TRUE(standby->signal(SIGTERM));
   ASSERT_TRUE(standby->wait_exit(10s)) << dump(*standby);
+}
+
+// A rolling deploy with priorities: a worker started with a higher priority
+// than the leader's takes the work over by itself (no signal), the leader's
+// job loop winding down first; the old worker then stands by and does not
+// take it back.
+TEST(CoroutineWorkerExample, AWorkerOfHigherPriorityTakesTheWorkOverAfterTheLeadersWindDown) {
+  leasehold::test::RedisServer server;
+  auto args = [&](const std::string& id, const std::string& priority) {
+    auto a = winding_args(server, id);
+    a.insert(a.end(), {"--priority", priority});
+    return a;
+  };
+  leasehold::test::Process old_worker = start(server, "old", args("worker-v1", "1"));
+  ASSERT_TRUE(wait_for([&] { return !events(old_worker, "job").empty(); }, 10s)) << dump(old_worker);
+  leasehold::test::Process new_worker = start(server, "new", args("worker-v2", "2"));
+  ASSERT_TRUE(wait_for([&] { return !events(new_worker, "working").empty(); }, 10s))
+      << dump(old_worker) << dump(new_worker);
+  ASSERT_EQ(events(old_worker, "paused").size(), 1u) << dump(old_worker);
+  EXPECT_LE(at(events(old_worker, "paused").front()), at(events(new_worker, "working").front()))
+      << "the new worker started before the old one's job loop wound down";
+  std::this_thread::sleep_for(2s);  // three heartbeats: no hand-back
+  EXPECT_EQ(events(new_worker, "leading").size(), 1u) << dump(new_worker);
+  EXPECT_EQ(events(old_worker, "leading").size(), 1u) << dump(old_worker);
 }

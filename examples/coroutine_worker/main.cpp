@@ -14,10 +14,13 @@
 //   winding_down instance=.. token=..  paused instance=.. token=.. at=..
 //   stopped instance=..
 //
-//   coroutine_worker --url redis://127.0.0.1:6379 [--id NAME] [--wind-down-ms N]
+//   coroutine_worker --url redis://127.0.0.1:6379 [--id NAME] [--wind-down-ms N] [--priority N]
 //
 // --wind-down-ms: how long the job loop takes to finish after cancellation
 // (flushing a batch, say); default 0.
+// --priority: ElectorOptions::priority (default 0). A worker started with a
+// higher priority than the leader's takes the work over at the leader's next
+// renewal, after its job loop wound down: a rolling deploy.
 
 #include <leasehold/leasehold.hpp>
 #include <leasehold/run_while_leader.hpp>
@@ -122,6 +125,7 @@ int main(int argc, char** argv) try {
     if (flag == "--url") url = argv[i + 1];
     else if (flag == "--id") options.instance_id = argv[i + 1];
     else if (flag == "--wind-down-ms") wind_down = std::chrono::milliseconds(std::stoi(argv[i + 1]));
+    else if (flag == "--priority") options.priority = std::stoi(argv[i + 1]);
   }
   if (url.empty()) throw std::invalid_argument("--url is required");
 
