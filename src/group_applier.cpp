@@ -133,7 +133,9 @@ void GroupApplier::end_term(GroupState& g, RevokeReason reason, TimePoint now) {
   g.ended_term = std::move(g.term);  // a drain asks whether its work still runs
   g.in_term = false;
   const LogLevel level =
-      (reason == RevokeReason::stepped_down || reason == RevokeReason::stopped) ? LogLevel::info : LogLevel::warning;
+      (reason == RevokeReason::stepped_down || reason == RevokeReason::stopped || reason == RevokeReason::handed_over)
+          ? LogLevel::info
+          : LogLevel::warning;
   if (logs(level)) {
     log(level, fmt::format("elector {}: group \"{}\": no longer leader (token {}): {} ({})", id_, g.name, token,
                            to_string(reason), explain(reason)));
