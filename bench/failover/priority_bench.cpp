@@ -56,7 +56,8 @@ Table latency_table(const PriorityBenchOptions& o, const std::vector<PriorityRou
   Metric spawn{s, "spawn -> newcomer elected", hb_target(o), {}, n};
   Metric ready{s, "newcomer ready -> elected", hb_target(o), {}, n};
   Metric bid{s, "newcomer ready -> old leader revoked (handed_over)", "<= hb + connect + RTT", {}, n};
-  Metric gap{s, "old leader revoked -> newcomer elected (leaderless)", "RTT + drain (0 here); p99 <= 5 ms", {}, n};
+  Metric gap{s, "old leader revoked -> newcomer elected (leaderless)", "2 RTT + drain (0); p99 <= 5 ms as step_down",
+             {}, n};
   Metric claims{s, "old claim ended -> new claim began (audit)", "", {}, n};
   Metric sent{s, "old leader revoked -> winning acquire sent", "", {}, n};
   Metric rtt{s, "winning acquire sent -> reply (its round trip)", "", {}, n};
@@ -101,7 +102,8 @@ Table heartbeat_table(const PriorityBenchOptions& o, const std::vector<PriorityR
 Table check_table(Fleet& fleet, const std::vector<PriorityRound>& rounds, const PriorityCheck& c, const Verdict& v) {
   const auto n = rounds.size();
   const auto ok = std::count_if(rounds.begin(), rounds.end(), [](const PriorityRound& r) { return r.ok; });
-  const auto newcomers = std::count_if(rounds.begin(), rounds.end(), [](const PriorityRound& r) { return r.elected_ns != 0; });
+  const auto newcomers =
+      std::count_if(rounds.begin(), rounds.end(), [](const PriorityRound& r) { return r.elected_ns != 0; });
   // Every election after the first round began is a newcomer's, or a flap.
   std::size_t elections = 0;
   const std::int64_t from = rounds.empty() ? 0 : rounds.front().spawn_ns;
@@ -128,9 +130,8 @@ Table check_table(Fleet& fleet, const std::vector<PriorityRound>& rounds, const 
   t.add({"two members leading at once (elected/revoked callbacks), ms", fixed(both.several_ms, 3), "0"});
   t.add({"elections in the rounds besides the newcomers' (flaps)",
          fmt::format("{}", static_cast<long long>(elections) - static_cast<long long>(newcomers)), "0"});
-  const std::string watched =
-      fmt::format("{} (priority {}) leads; {} (equal) and {} (priority {}) join, watched {:.0f} ms:", c.leader,
-                  c.leader_priority, c.equal, c.lower, c.leader_priority - 1, ms(c.from_ns, c.to_ns));
+  const std::string watched = fmt::format("members of priority {} (the leader's) and {} join, {:.0f} ms:",
+                                          c.leader_priority, c.leader_priority - 1, ms(c.from_ns, c.to_ns));
   t.add({watched + " elections", std::to_string(c.elections), "0"});
   t.add({watched + " the leader kept its term", c.leader_kept ? "yes" : "no", "yes"});
   t.add({watched + " bid key present", fmt::format("{}/{} reads", c.bids_seen, c.bid_reads), "0"});
@@ -201,7 +202,9 @@ void run_priority(const PriorityBenchOptions& o) {
                   o.ttl.count(), o.heartbeat.count(), o.retry.count());
   print("Preferred holder, rolling deploy: " + setup, latency);
   print("... the newcomer's start to its election, in heartbeats", heartbeats);
-  print("... safety and the equal-priority check", checks);
+  print(fmt::format("... safety, and the equal-priority check ({} leads; {} and {} join)", equal.leader, equal.equal,
+                    equal.lower),
+        checks);
   for (const auto& x : v.overlaps) {
     std::printf("overlap: %s and %s from %lld for %s ms\n", x.first.c_str(), x.second.c_str(),
                 static_cast<long long>(x.start), chaos::format_ms(x.length).c_str());
