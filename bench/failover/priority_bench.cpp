@@ -196,9 +196,9 @@ void run_priority(const PriorityBenchOptions& o) {
   const Table heartbeats = heartbeat_table(o, rounds);
   const Table checks = check_table(fleet, rounds, equal, v);
   const std::string setup =
-      fmt::format("{} members ({}), each round one more of the highest priority; ttl {} ms, heartbeat {} ms, "
-                  "retry {} ms, no guarded work (drain 0)",
-                  o.candidates, o.stop_oldest ? "the oldest stopped after each round" : "none stopped",
+      fmt::format("{} members at the start, each round one more of the highest priority ({}); ttl {} ms, "
+                  "heartbeat {} ms, retry {} ms, no guarded work (drain 0)",
+                  o.candidates, o.stop_oldest ? "then the oldest stopped" : "none stopped: the fleet grows",
                   o.ttl.count(), o.heartbeat.count(), o.retry.count());
   print("Preferred holder, rolling deploy: " + setup, latency);
   print("... the newcomer's start to its election, in heartbeats", heartbeats);
