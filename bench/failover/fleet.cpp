@@ -28,7 +28,7 @@ Fleet::~Fleet() {
   members_.clear();  // SIGKILLs anything still running
 }
 
-Member& Fleet::spawn() {
+Member& Fleet::spawn(const std::vector<std::string>& extra_args) {
   const std::string id = fmt::format("m{}", next_id_++);
   const std::string out = fmt::format("{}/{}.events", config_.dir, id);
   std::vector<std::string> argv{config_.member_binary,
@@ -41,6 +41,7 @@ Member& Fleet::spawn() {
                                 "--out", out};
   if (config_.group != "default") argv.insert(argv.end(), {"--groups", config_.group});
   argv.insert(argv.end(), config_.extra_args.begin(), config_.extra_args.end());
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   auto m = std::make_unique<Member>(Member{id, nullptr, MemberLog(out), true});
   m->process = std::make_unique<MemberProcess>(argv, fmt::format("{}/{}.log", config_.dir, id));
   Member& ref = *m;

@@ -43,8 +43,9 @@ class Fleet {
 
   const FleetConfig& config() const noexcept { return config_; }
 
-  /// Starts a member with a fresh id; returns once it logged `ready`.
-  Member& spawn();
+  /// Starts a member with a fresh id and, after the fleet's own flags,
+  /// `extra_args` (--priority N, say); returns once it logged `ready`.
+  Member& spawn(const std::vector<std::string>& extra_args = {});
   /// Reads every live member's new log lines.
   void poll();
   /// Marks the member as exited and reads its log one last time.

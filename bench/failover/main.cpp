@@ -5,6 +5,8 @@
 //            [--retry-ms 500] [--scenarios step_down,stop,crash,load]
 //            [--load-standbys 2,10] [--load-seconds 10] [--out-dir failover-results]
 //            [--plot PREFIX] [--member PATH] [--seed N]
+//   failover --scenarios priority [--candidates 3] [--rounds 50] [--stop-oldest 1]
+//            [--ttl-ms 1000] [--heartbeat-ms 333] ... (see priority_bench.hpp)
 //   failover --topology sentinel [--scenarios kill,failover,confirm_cost]
 //            [--confirm-replicas 1] [--cost-replicas 0,1,2] [--cost-groups 1000]
 //            [--rounds 20] [--ttl-ms 2000] ... (see sentinel_bench.hpp)
@@ -19,6 +21,13 @@
 //              expiry in Redis (PTTL read right after the kill), to another
 //              member's `elected`; a fresh member replaces the dead one;
 //   load       1 leader + N standbys, INFO commandstats over a window.
+//   priority   (not in the default set) a rolling deploy under preferred-
+//              holder priorities: each round starts a member of a higher
+//              priority than every running one, from its start to its
+//              election by hand-over, then stops the oldest (--stop-oldest 0:
+//              the fleet grows); the chaos checker reads every member's
+//              claims; members of the leader's priority and below then join
+//              and must never take over. On its own private redis-server.
 // Prints tables (text and Markdown), writes CSV files and a timeline picture
 // of the median crash and hand-over rounds. Targets are reported, not asserted.
 
@@ -27,6 +36,7 @@
 #include "common/table.hpp"
 #include "failover/fleet.hpp"
 #include "failover/metric.hpp"
+#include "failover/priority_bench.hpp"
 #include "failover/scenarios.hpp"
 #include "failover/sentinel_bench.hpp"
 #include "failover/steady_load.hpp"
@@ -66,6 +76,7 @@ struct Options {
   std::string member = LEASEHOLD_MEMBER_BINARY;
   unsigned seed = 1;
   bool sentinel = false;        // --topology sentinel
+  bool stop_oldest = true;      // priority: keep the fleet's size
   bool scenarios_given = false;
   std::vector<int> confirm_replicas{1}, cost_replicas{0, 1, 2};
   int cost_groups = 1000;
@@ -114,6 +125,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--plot") o.plot = value;
     else if (flag == "--member") o.member = value;
     else if (flag == "--seed") o.seed = static_cast<unsigned>(std::stoul(value));
+    else if (flag == "--stop-oldest") o.stop_oldest = value != "0";
     else throw std::invalid_argument("unknown flag " + flag);
   }
   if (o.heartbeat.count() == 0) o.heartbeat = o.ttl / 3;
@@ -221,6 +233,10 @@ int main(int argc, char** argv) try {
                                                     o.cost_groups, o.load_window, o.seed});
     std::printf("load average at end: %s\n", bench::load_average().c_str());
     return 0;
+  }
+  if (o.scenarios.count("priority")) {
+    bench::run_priority(bench::PriorityBenchOptions{o.member, o.out_dir, o.candidates, o.rounds, o.ttl, o.heartbeat,
+                                                    o.retry, o.stop_oldest, o.seed});
   }
 
   std::vector<bench::HandOverRound> step_downs, stops;
@@ -347,7 +363,9 @@ int main(int argc, char** argv) try {
     }
   }
   std::printf("load average at end: %s\n", bench::load_average().c_str());
-  std::printf("CSV: %s/failover_summary.csv, failover_rounds.csv, failover_load.csv\n", o.out_dir.c_str());
+  if (any_failover || o.scenarios.count("load")) {
+    std::printf("CSV: %s/failover_summary.csv, failover_rounds.csv, failover_load.csv\n", o.out_dir.c_str());
+  }
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "failover: %s\n", e.what());
