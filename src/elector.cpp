@@ -65,10 +65,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
         strand_(asio::make_strand(io)),
         client_(strand_, redis),
         subscriber_(strand_, subscriber_options(redis), redis::Role::subscriber),
-        transport_(client_, KeyLayout(options.key_prefix), id_,
+        incarnation_(new_incarnation()),
+        transport_(client_, KeyLayout(options.key_prefix), id_, incarnation_,
                    {options.empty_restart_guard, options.reclaim_on_restart, options.confirm_replicas,
-                    options.confirm_timeout}),
-        core_(std::move(options), id_, new_incarnation(), transport_, *this),
+                    options.confirm_timeout, options.ttl}),
+        core_(std::move(options), id_, incarnation_, transport_, *this),
         events_(callbacks, id_),
         reports_(id_, client_.options().to_string(), core_.options().retry_interval),
         timer_(strand_),
@@ -453,6 +454,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   asio::strand<asio::any_io_executor> strand_;
   redis::Client client_;
   redis::Client subscriber_;
+  const std::string incarnation_;
   RedisTransport transport_;
   ElectorCore core_;
 

@@ -41,11 +41,12 @@ ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::s
       layout_(options_.key_prefix),
       timing_(LeaseTiming::from(options_)),
       ttl_ms_(std::to_string(options_.ttl.count())),
-      context_{layout_, timing_, id_, incarnation_, ttl_ms_, options_},
+      lease_argv_(lease_argv(id_, ttl_ms_, incarnation_, options_.priority)),
+      context_{layout_, timing_, id_, incarnation_, ttl_ms_, options_, lease_argv_},
       limits_(limits),
       transport_(transport),
       listener_(listener),
-      applier_(id_, listener, *this),
+      applier_(id_, incarnation_, listener, *this),
       window_(limits.max_in_flight),
       wakes_(limits.groups_per_pass) {
   registry_.reserve(options_.groups.size() + 1);

@@ -97,7 +97,7 @@ void GroupApplier::report_duplicate(GroupState& g) {
   const Error error{make_error_code(errc::duplicate_instance_id),
                     fmt::format("instance id \"{}\" is used by another live process as well (this one is incarnation "
                                 "{}); at most one of them leads, but give each process its own instance_id",
-                                id_, g.context.incarnation)};
+                                id_, incarnation_)};
   log(LogLevel::error, fmt::format("elector {}: group \"{}\": {}", id_, g.name, error.message()));
   listener_.group_error(g, error);
 }

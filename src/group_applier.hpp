@@ -27,8 +27,9 @@ class CommandSink {
 
 class GroupApplier {
  public:
-  GroupApplier(const std::string& instance_id, ElectorListener& listener, CommandSink& commands)
-      : id_(instance_id), listener_(listener), commands_(commands) {}
+  GroupApplier(const std::string& instance_id, const std::string& incarnation, ElectorListener& listener,
+               CommandSink& commands)
+      : id_(instance_id), incarnation_(incarnation), listener_(listener), commands_(commands) {}
 
   void apply(GroupState& group, const Output& out, TimePoint now);
   /// Withdraws the published deadline and ends a term still open (a stop
@@ -46,6 +47,7 @@ class GroupApplier {
   void end_term(GroupState& group, RevokeReason reason, TimePoint now);
 
   const std::string& id_;
+  const std::string& incarnation_;
   ElectorListener& listener_;
   CommandSink& commands_;
 };

@@ -40,6 +40,10 @@ struct GroupWaiters {
   std::vector<VoidHandler> step_down;
 };
 
+/// The ARGV of the acquire and renew scripts (lease_scripts.hpp).
+redis::SharedArguments lease_argv(std::string_view instance_id, std::string_view ttl_ms,
+                                  std::string_view incarnation, int priority);
+
 /// What every group of one elector shares: its identity and lease timing,
 /// and the encoded arguments of the lease scripts.
 struct GroupContext {
@@ -49,24 +53,27 @@ struct GroupContext {
   const std::string& incarnation;  ///< this elector's (incarnation.hpp)
   const std::string& ttl_ms;
   const ElectorOptions& options;   ///< for per-group settings (priority)
+  /// ARGV of acquire and renew for a group of the elector's own priority:
+  /// instance id, ttl, incarnation, priority; encoded once for all groups.
+  const redis::SharedArguments& lease_arguments;
 };
 
 struct GroupState {
   GroupState(std::string_view group, const GroupContext& context);
 
-  const GroupContext& context;
   const std::string key;        // the lease key
   const std::string_view name;  // the group: a view into `key`, one copy of the name
-  // Acquire and renew, encoded once: the renew script ignores the counter key
-  // it is given, so one encoding serves both.
+  // The ARGV of a group with a priority of its own (group_priorities);
+  // null: the elector's, shared by every other group.
+  const std::unique_ptr<const redis::SharedArguments> own_arguments;
+  // Acquire and renew, encoded once (the keys; ARGV is shared): the renew
+  // script ignores the counter key it is given, so one encoding serves both.
   const redis::ScriptArguments lease_arguments;
   LeaseMachine machine;
   const std::shared_ptr<LeaderFlag> flag;
 
-  // The elector's executor only, from here on.
-  bool begun = false;
-  bool in_term = false;             // elected, and the term not yet ended
-  bool first_acquire_answered = false;  // reclaim_on_restart applies before this only
+  // The elector's executor only, from here on (small members last: one
+  // GroupState per group, thousands per elector).
   std::shared_ptr<TermState> term;  // made when somebody asks for a Term
   std::shared_ptr<TermState> ended_term;  // the last one, while its guarded work may still run
   std::unique_ptr<GroupWaiters> waiters;
@@ -93,9 +100,9 @@ struct GroupState {
   std::uint64_t acquire_errors = 0;
   std::uint64_t renewals_ok = 0;
   std::uint64_t renewals_failed = 0;
-  std::uint64_t drain_overruns = 0;  // releases made with guarded work still running
-  std::uint64_t duplicate_ids = 0;   // episodes of another live process using our id
   std::array<std::uint32_t, revoke_reason_count> demotions{};  // widened for metrics()
+  std::uint32_t drain_overruns = 0;  // releases made with guarded work still running
+  std::uint32_t duplicate_ids = 0;   // episodes of another live process using our id
   Duration time_as_leader{};
   TimePoint leading_since{};
 
@@ -104,6 +111,11 @@ struct GroupState {
   std::atomic<std::int64_t> renew_lag_ns{0};  // how late the last renewal of this term was sent
   std::atomic<bool> failing{false};           // the last lease command got an error reply
   std::atomic<bool> duplicate_id{false};      // another live process uses our id (until it is gone)
+
+  // Executor only.
+  bool begun = false;
+  bool in_term = false;                 // elected, and the term not yet ended
+  bool first_acquire_answered = false;  // reclaim_on_restart applies before this only
 
   /// How late this group's renewal is at `now` (any thread).
   Duration heartbeat_lag(TimePoint now) const noexcept;

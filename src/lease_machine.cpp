@@ -263,7 +263,7 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
   Output out;
   // A release that dies with the connection has finished, as in on_failure.
   if (in_flight_ == Command::release) out.released = out.release_failed = true;
-  hand_over_to_.reset();  // the bidder takes the lease when it runs out
+  if (rare_) rare_->hand_over_to.reset();  // the bidder takes the lease when it runs out
   in_flight_ = Command::none;  // every pending command failed with the connection
   switch (state_) {
     case LeaseState::leader:
@@ -365,7 +365,7 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
     return settle(send(out, Command::release, now), now);
   }
   if (reply.acquired) {
-    rival_.reset();
+    if (rare_) rare_->rival.reset();
     if (now >= lease_end(sent_at)) {
       next_attempt_ = now;  // confirmed too late to lead on: re-claim afresh
     } else {
@@ -385,7 +385,7 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   next = std::min(next, now + timing_.ttl);
   if (!notices_available_) next = std::min(next, now + timing_.retry_interval);
   watch_rival(out, reply, sent_at, now);
-  if (rival_) next = std::min(next, now + timing_.heartbeat_interval);  // to see whether it renews
+  if (rival()) next = std::min(next, now + timing_.heartbeat_interval);  // to see whether it renews
   if (look_again_) next = now;
   next_attempt_ = next;
   return settle(out, now);
@@ -424,11 +424,12 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, const Rene
 // releasing, so that no lower standby slips in between.
 Output LeaseMachine::consider_bid(Output out, const Bid& bid, TimePoint now) {
   if (bid.priority <= priority_) return settle(out, now);
-  if (state_ == LeaseState::draining && (!hand_over_to_ || bid.priority > hand_over_to_->priority)) {
-    hand_over_to_ = std::make_unique<Bid>(bid);
+  const Bid* target = hand_over_target();
+  if (state_ == LeaseState::draining && (target == nullptr || bid.priority > target->priority)) {
+    rare().hand_over_to = bid;
   }
   if (state_ != LeaseState::leader || switching_) return settle(out, now);
-  hand_over_to_ = std::make_unique<Bid>(bid);
+  rare().hand_over_to = bid;
   if (timing_.drain_timeout > Duration::zero()) {
     return start_drain(std::move(out), RevokeReason::handed_over, LeaseState::held_off, now);
   }
@@ -439,7 +440,7 @@ Output LeaseMachine::consider_bid(Output out, const Bid& bid, TimePoint now) {
 
 void LeaseMachine::watch_rival(Output& out, const AcquireReply& reply, TimePoint sent_at, TimePoint now) {
   if (reply.rival.empty() || reply.pttl_ms < 0) {
-    rival_.reset();
+    if (rare_) rare_->rival.reset();
     return;
   }
   // The PTTL was read between our send and the reply: the lease ends no
@@ -448,20 +449,17 @@ void LeaseMachine::watch_rival(Output& out, const AcquireReply& reply, TimePoint
   // heartbeat; a lease nobody renews keeps its end.
   constexpr auto rounding = std::chrono::milliseconds(5);
   const auto pttl = std::chrono::milliseconds(reply.pttl_ms);
-  if (rival_) {
-    out.duplicate_id = rival_->incarnation != reply.rival || sent_at + pttl > rival_->latest_expiry + rounding;
-    rival_->incarnation = reply.rival;
-    rival_->latest_expiry = now + pttl;
-  } else {
-    rival_ = std::make_unique<Rival>(Rival{reply.rival, now + pttl});
+  if (const Rival* seen = rival()) {
+    out.duplicate_id = seen->incarnation != reply.rival || sent_at + pttl > seen->latest_expiry + rounding;
   }
+  rare().rival = Rival{reply.rival, now + pttl};
 }
 
 Output LeaseMachine::on_release_reply(TimePoint now, std::uint64_t seq, bool deleted) {
   Output out;
   if (seq != in_flight_seq_ || in_flight_ != Command::release) return settle(out, now);
   in_flight_ = Command::none;
-  hand_over_to_.reset();
+  if (rare_) rare_->hand_over_to.reset();
   if (deleted && notices_available_) ++own_notices_due_;
   out.released = true;
   if (state_ == LeaseState::stopping) {
@@ -491,7 +489,7 @@ Output LeaseMachine::on_failure(TimePoint now, std::uint64_t seq, Failure failur
       next_attempt_ = now + timing_.retry_interval;
       break;
     case Command::release:
-      hand_over_to_.reset();
+      if (rare_) rare_->hand_over_to.reset();
       out.released = out.release_failed = true;
       if (state_ == LeaseState::stopping) {
         state_ = LeaseState::stopped;

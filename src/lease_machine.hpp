@@ -172,7 +172,9 @@ class LeaseMachine {
   const LeaseTiming& timing() const noexcept { return timing_; }
   int priority() const noexcept { return priority_; }
   /// The bidder the next release hands the lease to; null: a plain release.
-  const Bid* hand_over_target() const noexcept { return hand_over_to_.get(); }
+  const Bid* hand_over_target() const noexcept {
+    return rare_ && rare_->hand_over_to ? &*rare_->hand_over_to : nullptr;
+  }
   /// When the leader renews next: one heartbeat after the last confirmation.
   TimePoint renewal_due() const noexcept { return confirmed_at_ + timing_.heartbeat_interval; }
 
@@ -200,15 +202,21 @@ class LeaseMachine {
     std::string incarnation;
     TimePoint latest_expiry;  // the latest its lease can have ended, as last seen
   };
+  // What few groups ever need, behind one pointer: idle groups stay small.
+  struct Rare {
+    std::optional<Bid> hand_over_to;
+    std::optional<Rival> rival;
+  };
+  Rare& rare() {
+    if (!rare_) rare_ = std::make_unique<Rare>();
+    return *rare_;
+  }
+  const Rival* rival() const noexcept { return rare_ && rare_->rival ? &*rare_->rival : nullptr; }
 
+  // Members ordered by size: one machine per group, thousands per elector.
   const LeaseTiming& timing_;
   std::string_view id_;
-  int priority_ = 0;
-  std::unique_ptr<Bid> hand_over_to_;  // rare: a pointer keeps idle groups small
-  std::unique_ptr<Rival> rival_;
-  LeaseState state_ = LeaseState::idle;
-
-  Command in_flight_ = Command::none;
+  std::unique_ptr<Rare> rare_;
   std::uint64_t in_flight_seq_ = 0;
   TimePoint in_flight_sent_at_{};
   std::uint64_t next_seq_ = 1;
@@ -218,16 +226,19 @@ class LeaseMachine {
   TimePoint next_attempt_{};     // candidate: when to try to acquire
   TimePoint hold_until_{};       // after step_down: no campaign before this
   TimePoint drain_until_{};      // draining: release by then whatever still runs
-  LeaseState after_drain_ = LeaseState::held_off;  // held_off (step_down) or stopping (stop)
   std::int64_t token_ = 0;
   std::string foreign_holder_;  // the holder unless it is this instance
+  int priority_ = 0;
+  // Notices of this instance's own releases still to come: they name this
+  // instance, but must not end a term won after the release.
+  std::uint32_t own_notices_due_ = 0;
+  LeaseState state_ = LeaseState::idle;
+  Command in_flight_ = Command::none;
+  LeaseState after_drain_ = LeaseState::held_off;  // held_off (step_down) or stopping (stop)
   bool holder_is_self_ = false;
   bool notices_available_ = false;
   bool look_again_ = false;  // a notice came while an acquire was in flight
   bool switching_ = false;   // leader between masters (on_switching until on_connected)
-  // Notices of this instance's own releases still to come: they name this
-  // instance, but must not end a term won after the release.
-  std::uint32_t own_notices_due_ = 0;
 };
 
 }  // namespace leasehold::detail

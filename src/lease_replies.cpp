@@ -22,10 +22,10 @@ std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::
 }
 
 std::optional<RenewReply> parse_renew_reply(const redis::Reply& reply) {
-  if (!reply.is_array() || reply.elements.empty() || !reply.elements[0].is_integer()) return std::nullopt;
+  if (reply.is_integer()) return RenewReply{.renewed = reply.integer == 1};
+  if (!reply.is_array() || reply.elements.size() < 2 || !reply.elements[0].is_integer()) return std::nullopt;
   const auto& e = reply.elements;
   RenewReply parsed{.renewed = e[0].integer == 1};
-  if (e.size() == 1) return parsed;
   if (!parsed.renewed && e.size() == 2 && e[1].is_string() && !e[1].str.empty()) {
     parsed.rival = e[1].str;
     return parsed;

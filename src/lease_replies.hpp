@@ -20,7 +20,7 @@ namespace leasehold::detail {
 /// mistake), and for a rival named anywhere but in a refusal under our id.
 std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::string_view instance_id);
 
-/// The renew script's {renewed[, rival]} or {1, bid id, bid incarnation,
+/// The renew script's 1 or 0, {0, rival} or {1, bid id, bid incarnation,
 /// bid priority}; nullopt for any other shape.
 std::optional<RenewReply> parse_renew_reply(const redis::Reply& reply);
 

@@ -97,13 +97,13 @@ const redis::Script& guarded_acquire_script(bool take_over) {
 }
 
 const redis::Script& renew_script() {
-  static const redis::Script script(R"lua(if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end
+  static const redis::Script script(R"lua(if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local incarnation = redis.call('HGET', KEYS[3], 'incarnation')
 if incarnation and incarnation ~= ARGV[3] then return {0, incarnation} end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local bid = redis.call('HMGET', KEYS[4], 'id', 'incarnation', 'priority')
 if bid[2] and bid[2] ~= ARGV[3] then return {1, bid[1] or '', bid[2], tonumber(bid[3]) or 0} end
-return {1}
+return 1
 )lua");
   return script;
 }

@@ -37,10 +37,11 @@ const redis::Script& acquire_script(bool take_over = false);
 /// sees its deadline pass first.
 const redis::Script& guarded_acquire_script(bool take_over = false);
 
-/// KEYS and ARGV as acquire_script(). Returns {1} when extended, {1, bidder
+/// KEYS and ARGV as acquire_script(). Returns 1 when extended, {1, bidder
 /// id, bidder incarnation, bidder priority} when extended with another
-/// incarnation's bid standing, {0} when the key is gone or held by another
-/// id, {0, incarnation} when another incarnation of this id holds it.
+/// incarnation's bid standing, 0 when the key is gone or held by another
+/// id, {0, incarnation} when another incarnation of this id holds it. The
+/// common answers are integers: no array to allocate per renewal.
 const redis::Script& renew_script();
 
 /// KEYS: lease, holder record. ARGV: instance id, release channel,

@@ -6,10 +6,13 @@
 
 namespace leasehold::detail {
 
-RedisTransport::RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id, Settings settings)
+RedisTransport::RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id,
+                               std::string incarnation, Settings settings)
     : client_(client),
       layout_(std::move(layout)),
       id_(std::move(instance_id)),
+      incarnation_(std::move(incarnation)),
+      ttl_ms_(std::to_string(settings.ttl.count())),
       acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
       take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
       settings_(settings) {
@@ -22,8 +25,10 @@ RedisTransport::RedisTransport(redis::Client& client, KeyLayout layout, std::str
 
 namespace {
 
-// Only a lease taken or extended needs the replicas' word.
+// Only a lease taken or extended needs the replicas' word: a 1, or an array
+// that starts with one.
 bool lease_granted(const redis::Reply& reply) {
+  if (reply.is_integer()) return reply.integer == 1;
   return reply.is_array() && !reply.elements.empty() && reply.elements[0].is_integer() &&
          reply.elements[0].integer == 1;
 }
@@ -45,9 +50,9 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
     case Command::renew: return client_.async_eval(renew_script(), g.lease_arguments, std::move(answer));
     case Command::release: {
       std::vector<std::string> keys{g.key, layout_.holder_key(g.name)};
-      std::vector<std::string> args{id_, layout_.release_channel(g.name), g.context.incarnation};
+      std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
       if (const Bid* to = g.machine.hand_over_target()) {
-        args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), g.context.ttl_ms});
+        args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), ttl_ms_});
         return client_.async_eval(hand_over_script(), std::move(keys), std::move(args), std::move(answer));
       }
       return client_.async_eval(release_script(), std::move(keys), std::move(args), std::move(answer));

@@ -21,8 +21,11 @@ class RedisTransport final : public LeaseTransport {
     bool reclaim_on_restart = false;  ///< first acquires take over earlier incarnations' leases
     int confirm_replicas = 0;         ///< confirm mode: WAIT for this many replicas (0: off)
     std::chrono::milliseconds confirm_timeout{100};
+    std::chrono::milliseconds ttl{5000};  ///< how long a hand-over seats the bidder
   };
-  RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id, Settings settings);
+  /// `incarnation`: the elector's (incarnation.hpp); its releases name it.
+  RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id, std::string incarnation,
+                 Settings settings);
 
   /// What the answers must keep alive until they arrive (the elector).
   void keep_alive(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
@@ -33,6 +36,8 @@ class RedisTransport final : public LeaseTransport {
   redis::Client& client_;
   const KeyLayout layout_;
   const std::string id_;
+  const std::string incarnation_;
+  const std::string ttl_ms_;
   const redis::Script& acquire_;
   const redis::Script& take_over_acquire_;  // a group's first acquire with reclaim_on_restart
   const Settings settings_;

@@ -248,9 +248,9 @@ class FakeLeaseServer {
 
   ScriptedAction run_renew(const std::string& id, long long ttl) {
     const auto now = Clock::now();
-    if (!held(now) || holder_ != id) return ScriptedAction::reply("*1\r\n" + integer(0));
+    if (!held(now) || holder_ != id) return ScriptedAction::reply(integer(0));
     expiry_ = now + std::chrono::milliseconds(ttl);
-    return ScriptedAction::reply("*1\r\n" + integer(1));
+    return ScriptedAction::reply(integer(1));
   }
 
   ScriptedAction run_release(const std::string& id) {

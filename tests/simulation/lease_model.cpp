@@ -104,7 +104,7 @@ redis::Reply LeaseModel::acquire(const std::string& key, const std::string& toke
 
 redis::Reply LeaseModel::renew(const std::string& key, const Campaigner& who, Millis ttl, Millis now) {
   Lease* lease = live(key, now);
-  if (lease == nullptr || lease->holder != who.id) return array({integer(0)});
+  if (lease == nullptr || lease->holder != who.id) return integer(0);
   const auto record = records_.find(key);
   if (tells_incarnations_apart && record != records_.end() && record->second.incarnation != who.incarnation) {
     return array({integer(0), string(record->second.incarnation)});
@@ -113,7 +113,7 @@ redis::Reply LeaseModel::renew(const std::string& key, const Campaigner& who, Mi
   if (const Bid* b = live_bid(key, now); b && b->bidder.incarnation != who.incarnation) {
     return array({integer(1), string(b->bidder.id), string(b->bidder.incarnation), integer(b->bidder.priority)});
   }
-  return array({integer(1)});
+  return integer(1);
 }
 
 redis::Reply LeaseModel::release(const std::string& key, const std::string& channel, const Campaigner& who,

@@ -178,13 +178,13 @@ TEST(LeaseReplies, RenewAndAcquireShapes) {
   auto string = [](std::string s) { Reply r; r.type = Reply::Type::string; r.str = std::move(s); return r; };
   auto array = [](std::vector<Reply> e) { Reply r; r.type = Reply::Type::array; r.elements = std::move(e); return r; };
 
-  EXPECT_TRUE(d::parse_renew_reply(array({integer(1)}))->renewed);
-  EXPECT_FALSE(d::parse_renew_reply(array({integer(0)}))->renewed);
+  EXPECT_TRUE(d::parse_renew_reply(integer(1))->renewed);
+  EXPECT_FALSE(d::parse_renew_reply(integer(0))->renewed);
+  EXPECT_FALSE(d::parse_renew_reply(array({integer(1)}))) << "a one-element array is not an answer";
   EXPECT_EQ(d::parse_renew_reply(array({integer(0), string("inc")}))->rival, "inc");
   const auto with_bid = d::parse_renew_reply(array({integer(1), string("b"), string("inc"), integer(3)}));
   ASSERT_TRUE(with_bid && with_bid->bid);
   EXPECT_EQ(with_bid->bid->priority, 3);
-  EXPECT_FALSE(d::parse_renew_reply(integer(1))) << "the old integer reply";
   EXPECT_FALSE(d::parse_renew_reply(array({integer(1), string("inc")}))) << "a rival with a renewal";
   EXPECT_FALSE(d::parse_renew_reply(array({integer(0), string("b"), string("inc"), integer(3)})));
   EXPECT_FALSE(d::parse_renew_reply(array({integer(1), string("b"), string(""), integer(3)})));

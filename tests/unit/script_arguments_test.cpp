@@ -52,3 +52,21 @@ TEST(ScriptArguments, NoKeysAndManyArguments) {
   argv.insert(argv.end(), args.begin(), args.end());
   EXPECT_EQ(out, whole(argv));
 }
+
+TEST(ScriptArguments, SharedTrailingArgumentsFollowTheOwnOnesAsIfEncodedTogether) {
+  const redis::Script script("return ARGV");
+  const std::array<std::string_view, 3> shared_args{"instance-1", "5000", "0123456789abcdef"};
+  const redis::SharedArguments shared(shared_args);
+  const std::array<std::string_view, 2> keys{"leader:g1", "leader:g1:holder"};
+  const std::array<std::string_view, 1> own{"own"};
+  const redis::ScriptArguments with_own(keys, own, &shared);
+  const redis::ScriptArguments keys_only(keys, {}, &shared);
+
+  std::string out;
+  with_own.encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "2", keys[0], keys[1], "own", "instance-1", "5000",
+                        "0123456789abcdef"}));
+  out.clear();
+  keys_only.encode_call(out, script, true);
+  EXPECT_EQ(out, whole({"EVAL", script.body(), "2", keys[0], keys[1], "instance-1", "5000", "0123456789abcdef"}));
+}

@@ -11,14 +11,31 @@
 namespace leasehold::redis {
 
 class Script;
+class ScriptArguments;
+
+/// Trailing arguments (ARGV) shared by many ScriptArguments, encoded once:
+/// the elector's groups all campaign with one instance id, ttl and
+/// incarnation, which need not be stored again with each group's keys.
+class SharedArguments {
+ public:
+  /// Encodes `args` once; the views need not outlive the call.
+  explicit SharedArguments(std::span<const std::string_view> args);
+
+ private:
+  friend class ScriptArguments;
+  std::string encoded_;
+  std::size_t count_ = 0;
+};
 
 /// The encoded keys and arguments of one script call, for
 /// Client::async_eval calls repeated with the same values.
 class ScriptArguments {
  public:
   /// Encodes `keys` (KEYS in the script) and `args` (ARGV) once; the views
-  /// need not outlive the call.
-  ScriptArguments(std::span<const std::string_view> keys, std::span<const std::string_view> args);
+  /// need not outlive the call. `shared`, when given, continues ARGV after
+  /// `args`; it is referred to, not copied, and must outlive this object.
+  ScriptArguments(std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                  const SharedArguments* shared = nullptr);
 
   /// Appends the whole call to `out`: EVALSHA with the script's SHA1, or
   /// (`by_body`) EVAL with its body, which also reloads it after NOSCRIPT.
@@ -29,6 +46,7 @@ class ScriptArguments {
   // encoding without its array header, which depends on the verb's slots).
   std::string encoded_;
   std::size_t count_ = 0;
+  const SharedArguments* shared_ = nullptr;
 };
 
 }  // namespace leasehold::redis
