@@ -401,9 +401,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   // A release that was not confirmed still ended the term here, but the key
   // may stand until it expires: the caller learns why.
   void released(GroupState& g, bool failed) override {
-    error_code ec;
-    if (failed) ec = g.release_error ? g.release_error : make_error_code(errc::connection_lost);
-    g.release_error = {};
+    const error_code ec = failed ? g.take_release_error() : error_code{};
     for (auto& h : g.take_step_down_waiters()) complete_later(strand_, std::move(h), ec);
   }
 

@@ -41,7 +41,7 @@ ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::s
       layout_(options_.key_prefix),
       timing_(LeaseTiming::from(options_)),
       ttl_ms_(std::to_string(options_.ttl.count())),
-      lease_argv_(lease_argv(id_, ttl_ms_, incarnation_, options_.priority)),
+      lease_argv_(id_, ttl_ms_, incarnation_),
       context_{layout_, timing_, id_, incarnation_, ttl_ms_, options_, lease_argv_},
       limits_(limits),
       transport_(transport),
@@ -155,7 +155,7 @@ void ElectorCore::connection_down(TimePoint now, bool timed_out) {
   // release in flight has an unknown outcome: its caller learns why.
   const error_code why = make_error_code(timed_out ? errc::timeout : errc::connection_lost);
   for (GroupState* g : begun_) {
-    if (g->machine.in_flight() == Command::release) g->release_error = why;
+    if (g->machine.in_flight() == Command::release) g->release_failed(why);
     apply(*g, g->machine.on_disconnected(now, timed_out), now);
   }
 }
@@ -165,7 +165,7 @@ void ElectorCore::connection_switching(TimePoint now) {
   connect_next_ = connect_end_;
   const error_code why = make_error_code(errc::master_changed);
   for (GroupState* g : begun_) {
-    if (g->machine.in_flight() == Command::release) g->release_error = why;
+    if (g->machine.in_flight() == Command::release) g->release_failed(why);
     apply(*g, g->machine.on_switching(now), now);
   }
 }
@@ -340,7 +340,7 @@ void ElectorCore::on_release_result(GroupState& g, std::uint64_t seq, error_code
 // changes), not on every retry; recovered() logs its end.
 void ElectorCore::fail(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
                        std::string_view what, TimePoint now) {
-  if (g.machine.in_flight() == Command::release && g.machine.in_flight_seq() == seq) g.release_error = ec;
+  if (g.machine.in_flight() == Command::release && g.machine.in_flight_seq() == seq) g.release_failed(ec);
   if (!is_connection_failure(ec)) {
     g.failing.store(true, std::memory_order_relaxed);
     if (ec != g.last_error) {

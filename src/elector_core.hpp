@@ -138,7 +138,7 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   const KeyLayout layout_;
   const LeaseTiming timing_;
   const std::string ttl_ms_;
-  const redis::SharedArguments lease_argv_;
+  LeaseArgv lease_argv_;
   const GroupContext context_;
   const CoreLimits limits_;
   LeaseTransport& transport_;

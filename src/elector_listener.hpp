@@ -23,7 +23,7 @@ class ElectorListener {
   /// group.machine.holder() changed.
   virtual void leader_changed(GroupState& group) = 0;
   /// A release (step-down) finished; `failed`: it was not confirmed (the
-  /// error is in group.release_error, or the connection was lost).
+  /// error is group.take_release_error(): the connection was lost if none).
   virtual void released(GroupState& group, bool failed) = 0;
   /// A lease command of the group failed with a new error (once per error).
   virtual void group_error(GroupState& group, const Error& error) = 0;

@@ -3,29 +3,29 @@
 #include <algorithm>
 
 namespace leasehold::detail {
-redis::SharedArguments lease_argv(std::string_view instance_id, std::string_view ttl_ms,
-                                  std::string_view incarnation, int priority) {
-  const std::string priority_text = std::to_string(priority);
-  const std::array<std::string_view, 4> args{instance_id, ttl_ms, incarnation, priority_text};
-  return redis::SharedArguments(args);
+LeaseArgv::LeaseArgv(std::string instance_id, std::string ttl_ms, std::string incarnation)
+    : id_(std::move(instance_id)), ttl_ms_(std::move(ttl_ms)), incarnation_(std::move(incarnation)) {}
+
+const redis::SharedArguments& LeaseArgv::of(int priority) {
+  const std::lock_guard lock(mutex_);
+  auto it = by_priority_.find(priority);
+  if (it == by_priority_.end()) {
+    const std::string priority_text = std::to_string(priority);
+    const std::array<std::string_view, 4> args{id_, ttl_ms_, incarnation_, priority_text};
+    it = by_priority_.emplace(priority, redis::SharedArguments(args)).first;
+  }
+  return it->second;
 }
 
 namespace {
 
-std::unique_ptr<const redis::SharedArguments> own_arguments_of(const GroupContext& c, std::string_view group) {
-  const int priority = c.options.priority_of(group);
-  if (priority == c.options.priority) return nullptr;
-  return std::make_unique<const redis::SharedArguments>(lease_argv(c.instance_id, c.ttl_ms, c.incarnation, priority));
-}
-
 // KEYS: the lease, its fencing counter, holder record and bid.
-redis::ScriptArguments lease_arguments_of(const GroupContext& c, std::string_view group, const std::string& key,
-                                          const redis::SharedArguments* own) {
+redis::ScriptArguments lease_arguments_of(const GroupContext& c, std::string_view group, const std::string& key) {
   const std::string token_key = c.layout.token_key(group);
   const std::string holder_key = c.layout.holder_key(group);
   const std::string bid_key = c.layout.bid_key(group);
   const std::array<std::string_view, 4> keys{key, token_key, holder_key, bid_key};
-  return redis::ScriptArguments(keys, {}, own != nullptr ? own : &c.lease_arguments);
+  return redis::ScriptArguments(keys, {}, &c.argv.of(c.options.priority_of(group)));
 }
 
 std::string_view name_in(std::string_view key, const KeyLayout& layout, std::size_t length) {
@@ -38,8 +38,7 @@ std::string_view name_in(std::string_view key, const KeyLayout& layout, std::siz
 GroupState::GroupState(std::string_view group, const GroupContext& context)
     : key(context.layout.lease_key(group)),
       name(name_in(key, context.layout, group.size())),
-      own_arguments(own_arguments_of(context, group)),
-      lease_arguments(lease_arguments_of(context, group, key, own_arguments.get())),
+      lease_arguments(lease_arguments_of(context, group, key)),
       machine(context.timing, context.instance_id, context.options.priority_of(group)),
       flag(std::make_shared<LeaderFlag>()) {}
 

@@ -18,7 +18,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,11 +40,25 @@ inline std::int64_t to_ns(TimePoint t) {
 struct GroupWaiters {
   std::vector<std::pair<std::uint64_t, TermHandler>> acquire;
   std::vector<VoidHandler> step_down;
+  error_code release_error;  // why the last release failed, for step_down's callers
 };
 
-/// The ARGV of the acquire and renew scripts (lease_scripts.hpp).
-redis::SharedArguments lease_argv(std::string_view instance_id, std::string_view ttl_ms,
-                                  std::string_view incarnation, int priority);
+/// The ARGV of the acquire and renew scripts (lease_scripts.hpp: id, ttl,
+/// incarnation, priority) for each priority an elector's groups campaign
+/// with, encoded once and shared by those groups; entries live as long as
+/// the pool. Thread-safe (groups register from any thread).
+class LeaseArgv {
+ public:
+  LeaseArgv(std::string instance_id, std::string ttl_ms, std::string incarnation);
+  const redis::SharedArguments& of(int priority);
+
+ private:
+  const std::string id_;
+  const std::string ttl_ms_;
+  const std::string incarnation_;
+  std::mutex mutex_;
+  std::map<int, redis::SharedArguments> by_priority_;
+};
 
 /// What every group of one elector shares: its identity and lease timing,
 /// and the encoded arguments of the lease scripts.
@@ -53,9 +69,7 @@ struct GroupContext {
   const std::string& incarnation;  ///< this elector's (incarnation.hpp)
   const std::string& ttl_ms;
   const ElectorOptions& options;   ///< for per-group settings (priority)
-  /// ARGV of acquire and renew for a group of the elector's own priority:
-  /// instance id, ttl, incarnation, priority; encoded once for all groups.
-  const redis::SharedArguments& lease_arguments;
+  LeaseArgv& argv;  ///< ARGV of acquire and renew, per priority
 };
 
 struct GroupState {
@@ -63,9 +77,6 @@ struct GroupState {
 
   const std::string key;        // the lease key
   const std::string_view name;  // the group: a view into `key`, one copy of the name
-  // The ARGV of a group with a priority of its own (group_priorities);
-  // null: the elector's, shared by every other group.
-  const std::unique_ptr<const redis::SharedArguments> own_arguments;
   // Acquire and renew, encoded once (the keys; ARGV is shared): the renew
   // script ignores the counter key it is given, so one encoding serves both.
   const redis::ScriptArguments lease_arguments;
@@ -80,9 +91,17 @@ struct GroupState {
   TimePoint wake_at{};               // when the wake scheduler wakes this group
   std::size_t wake_slot = unqueued;  // its place in that scheduler's queue
   error_code last_error;        // the last reported error: a repeating one is reported once
-  error_code release_error;     // why the last release failed (for step_down's caller)
   std::int64_t last_token = 0;  // token of this instance's last term
 
+  /// Keeps why a release failed, for step_down's callers (if any wait).
+  void release_failed(error_code why) {
+    if (waiters) waiters->release_error = why;
+  }
+  /// Why the last release failed (cleared); connection_lost when unknown.
+  error_code take_release_error() {
+    const error_code why = waiters ? std::exchange(waiters->release_error, {}) : error_code{};
+    return why ? why : make_error_code(errc::connection_lost);
+  }
   GroupWaiters& waiting() {
     if (!waiters) waiters = std::make_unique<GroupWaiters>();
     return *waiters;

@@ -54,7 +54,7 @@ class GroupApplierTest : public ::testing::Test {
   const std::string incarnation = "inc-1";
   const std::string ttl_ms = "5000";
   const leasehold::ElectorOptions options{};
-  const leasehold::redis::SharedArguments argv = d::lease_argv(id, ttl_ms, incarnation, 0);
+  d::LeaseArgv argv{id, ttl_ms, incarnation};
   d::GroupState g{"jobs", d::GroupContext{layout, timing, id, incarnation, ttl_ms, options, argv}};
   Recorder r;
   d::GroupApplier applier{id, incarnation, r, r};
