@@ -11,7 +11,7 @@
 // credentials and the authority (the host); Boost.URL cannot take those as
 // they come: masking must work on URLs that do not parse, generated passwords
 // hold raw '@', ':' and '/' (the last '@' ends them), and the Sentinel and
-// Cluster forms to come carry a comma-separated host list, which no RFC 3986
+// Cluster forms carry a comma-separated host list, which no RFC 3986
 // authority can. The second stage is Boost.URL's: it parses the rest (path,
 // query, fragment) behind a placeholder host, percent-decodes every part and
 // checks IPv6 addresses. Its errors say what is wrong but not where, so the
@@ -122,12 +122,17 @@ std::string_view bad_escape(std::string_view text) {
 // ---------------------------------------------------------------------------
 // Query options
 
-enum class Scheme { redis, rediss, unix_socket, sentinel, sentinel_tls };  // not "unix": a GNU macro
+enum class Scheme {  // not "unix": a GNU macro
+  redis, rediss, unix_socket, sentinel, sentinel_tls, cluster, cluster_tls
+};
 
 bool is_sentinel(Scheme scheme) { return scheme == Scheme::sentinel || scheme == Scheme::sentinel_tls; }
-bool is_tls(Scheme scheme) { return scheme == Scheme::rediss || scheme == Scheme::sentinel_tls; }
+bool is_cluster(Scheme scheme) { return scheme == Scheme::cluster || scheme == Scheme::cluster_tls; }
+bool is_tls(Scheme scheme) {
+  return scheme == Scheme::rediss || scheme == Scheme::sentinel_tls || scheme == Scheme::cluster_tls;
+}
 
-enum class Scope { any, tls, unix_socket, sentinel };
+enum class Scope { any, tls, unix_socket, sentinel, cluster };
 
 struct QueryKey {
   std::string_view name;
@@ -146,6 +151,9 @@ constexpr std::array query_keys{
     QueryKey{"sentinel_tls", Scope::sentinel},         QueryKey{"sentinel_ca_file", Scope::sentinel},
     QueryKey{"sentinel_cert_file", Scope::sentinel},   QueryKey{"sentinel_key_file", Scope::sentinel},
     QueryKey{"sentinel_server_name", Scope::sentinel}, QueryKey{"sentinel_verify", Scope::sentinel},
+    QueryKey{"max_redirects", Scope::cluster},         QueryKey{"refresh_interval", Scope::cluster},
+    QueryKey{"retry_backoff_min", Scope::cluster},     QueryKey{"retry_backoff_max", Scope::cluster},
+    QueryKey{"retry_timeout", Scope::cluster},
 };
 
 const QueryKey* find_query_key(std::string_view name) {
@@ -161,6 +169,7 @@ bool in_scope(Scope scope, Scheme scheme) {
     case Scope::tls: return is_tls(scheme);
     case Scope::unix_socket: return scheme == Scheme::unix_socket;
     case Scope::sentinel: return is_sentinel(scheme);
+    case Scope::cluster: return is_cluster(scheme);
   }
   return false;
 }
@@ -363,6 +372,9 @@ class UrlParser {
     } else if (is_sentinel(scheme_)) {
       parse_sentinel_list(parts_.authority);
       parse_database_path(tail.path);
+    } else if (is_cluster(scheme_)) {
+      parse_seed_list(parts_.authority);
+      parse_cluster_path(tail.path);
     } else {
       auto endpoint = parse_endpoint(parts_.authority);
       options_.host = std::move(endpoint.host);
@@ -371,6 +383,7 @@ class UrlParser {
     }
     if (tail.query) parse_query(*tail.query);
     if (!tail_valid_) fail(invalid_character_in_tail());
+    if (is_cluster(scheme_)) options_.cluster = std::move(cluster_);
     if (is_sentinel(scheme_)) {
       parse_master_name(tail.fragment);
       finish_sentinel();
@@ -409,20 +422,23 @@ class UrlParser {
 
   Scheme parse_scheme() const {
     if (parts_.scheme.empty()) {
-      for (auto known : {"redis:"sv, "rediss:"sv, "unix:"sv, "redis-sentinel:"sv, "rediss-sentinel:"sv}) {
+      for (auto known : {"redis:"sv, "rediss:"sv, "unix:"sv, "redis-sentinel:"sv, "rediss-sentinel:"sv,
+                         "redis-cluster:"sv, "rediss-cluster:"sv}) {
         if (to_lower(url_.substr(0, known.size())) == known) {
           fail("expected \"//\" after \"" + std::string(known) + "\"");
         }
       }
-      fail("missing scheme (expected redis://, rediss://, unix:// or redis-sentinel://)");
+      fail("missing scheme (expected redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://)");
     }
     if (parts_.scheme == "redis") return Scheme::redis;
     if (parts_.scheme == "rediss") return Scheme::rediss;
     if (parts_.scheme == "unix") return Scheme::unix_socket;
     if (parts_.scheme == "redis-sentinel") return Scheme::sentinel;
     if (parts_.scheme == "rediss-sentinel") return Scheme::sentinel_tls;
+    if (parts_.scheme == "redis-cluster") return Scheme::cluster;
+    if (parts_.scheme == "rediss-cluster") return Scheme::cluster_tls;
     fail("unknown scheme " + quote(parts_.scheme) +
-         " (expected redis, rediss, unix, redis-sentinel or rediss-sentinel)");
+         " (expected redis, rediss, unix, redis-sentinel, rediss-sentinel, redis-cluster or rediss-cluster)");
   }
 
   // Boost.URL parses the tail behind a placeholder host (the authority was
@@ -561,6 +577,35 @@ class UrlParser {
       if (comma == npos) return;
       pos = comma + 1;
     }
+  }
+
+  // "host[:port],host[:port],...": the seed nodes, 6379 unless a port is given.
+  void parse_seed_list(std::string_view authority) {
+    if (authority.empty()) {
+      fail("no seed node address before the path (e.g. redis-cluster://127.0.0.1:7000,127.0.0.1:7001)");
+    }
+    std::size_t pos = 0;
+    for (;;) {
+      const auto comma = authority.find(',', pos);
+      const auto entry = authority.substr(pos, comma == npos ? npos : comma - pos);
+      if (entry.empty()) fail("empty seed node address in the list (a stray ',')");
+      auto endpoint = parse_endpoint(entry);
+      cluster_.seeds.push_back({std::move(endpoint.host), endpoint.port.value_or(6379)});
+      if (comma == npos) return;
+      pos = comma + 1;
+    }
+  }
+
+  // Redis Cluster has only database 0: nothing, "/" or "/0".
+  void parse_cluster_path(std::string_view path) {
+    if (path.empty() || path == "/" || path == "/0") return;
+    const auto text = path.substr(1);
+    if (all_digits(text) || (text.size() > 1 && text.front() == '-' && all_digits(text.substr(1)))) {
+      fail("database " + std::string(text) +
+           ": Redis Cluster has only database 0 (drop \"/" + std::string(text) + "\" from the URL)");
+    }
+    fail("unexpected path " + quote(path) +
+         " (a redis-cluster:// URL names no database: Redis Cluster has only database 0)");
   }
 
   void parse_master_name(const std::optional<std::string_view>& fragment) {
@@ -726,10 +771,16 @@ class UrlParser {
              " configures TLS to the data nodes and requires a rediss-sentinel:// URL "
              "(the sentinel_* variant configures TLS to the sentinels)");
       }
+      if (scheme_ == Scheme::cluster) {
+        fail("query option " + name + " configures TLS and requires a rediss-cluster:// URL");
+      }
       fail("query option " + name + " configures TLS and requires a rediss:// URL");
     }
     if (key.scope == Scope::sentinel) {
       fail("query option " + name + " configures Sentinel and requires a redis-sentinel:// URL");
+    }
+    if (key.scope == Scope::cluster) {
+      fail("query option " + name + " configures Redis Cluster and requires a redis-cluster:// URL");
     }
     if (key.name == "db") {
       fail("query option \"db\" is only for unix:// URLs; give the database as the path, "
@@ -762,8 +813,24 @@ class UrlParser {
       query_user_ = std::move(value);
     } else if (name == "password") {
       query_password_ = std::move(value);
-    } else {
+    } else if (name.starts_with("sentinel_")) {
       apply_sentinel_option(name, std::move(value));
+    } else {
+      apply_cluster_option(name, value);
+    }
+  }
+
+  void apply_cluster_option(std::string_view name, std::string_view value) {
+    if (name == "max_redirects") {
+      cluster_.max_redirects = parse_count(name, value);
+    } else if (name == "refresh_interval") {
+      cluster_.refresh_interval = parse_duration(name, value, true);
+    } else if (name == "retry_backoff_min") {
+      cluster_.retry_backoff_min = parse_timeout(name, value);
+    } else if (name == "retry_backoff_max") {
+      cluster_.retry_backoff_max = parse_timeout(name, value);
+    } else if (name == "retry_timeout") {
+      cluster_.retry_timeout = parse_duration(name, value, true);
     }
   }
 
@@ -792,17 +859,35 @@ class UrlParser {
   }
 
   std::chrono::milliseconds parse_timeout(std::string_view name, std::string_view text) const {
+    return parse_duration(name, text, false);
+  }
+
+  // Milliseconds; zero_allowed: 0 is a value (it disables something).
+  std::chrono::milliseconds parse_duration(std::string_view name, std::string_view text,
+                                           bool zero_allowed) const {
     const auto label = std::string(name);
     if (!all_digits(text)) {
       fail(label + " " + quote(text) + " is not a whole number of milliseconds");
     }
     const auto value = parse_unsigned(text);
-    if (value && *value == 0) fail(label + " must be greater than 0");
+    if (value && *value == 0 && !zero_allowed) fail(label + " must be greater than 0");
     if (!value || *value > max_timeout_ms) {
       fail(label + " " + std::string(text) + " is too large (at most " +
            std::to_string(max_timeout_ms) + " ms, one day)");
     }
     return std::chrono::milliseconds{static_cast<std::chrono::milliseconds::rep>(*value)};
+  }
+
+  // A count of at least 1, such as max_redirects.
+  int parse_count(std::string_view name, std::string_view text) const {
+    const auto label = std::string(name);
+    if (!all_digits(text)) fail(label + " " + quote(text) + " is not a whole number");
+    const auto value = parse_unsigned(text);
+    if (value && *value == 0) fail(label + " must be at least 1");
+    if (!value || *value > static_cast<std::uint64_t>(INT_MAX)) {
+      fail(label + " " + std::string(text) + " is out of range");
+    }
+    return static_cast<int>(*value);
   }
 
   bool parse_bool(std::string_view name, std::string_view text) const {
@@ -828,6 +913,8 @@ class UrlParser {
     std::optional<bool> verify;
     bool any() const { return ca_file || cert_file || key_file || server_name || verify; }
   } sentinel_tls_files_;
+  // Cluster URLs: the seeds and the cluster options.
+  ClusterOptions cluster_;
 };
 
 // ---------------------------------------------------------------------------
@@ -898,10 +985,45 @@ void validate_sentinel(const SentinelOptions& sentinel) {
   validate_tls_files(sentinel.tls, "sentinel.tls");
 }
 
+void validate_cluster(const ClusterOptions& cluster) {
+  if (cluster.seeds.empty()) invalid_field("cluster.seeds is empty (give at least one seed node)");
+  for (std::size_t i = 0; i < cluster.seeds.size(); ++i) {
+    const auto& address = cluster.seeds[i];
+    const auto field = "cluster.seeds[" + std::to_string(i) + "]";
+    if (address.host.empty()) invalid_field(field + ".host is empty");
+    if (address.port == 0) invalid_field(field + ".port must be in 1-65535, got 0");
+  }
+  if (cluster.max_redirects < 1) {
+    invalid_field("cluster.max_redirects must be >= 1, got " + std::to_string(cluster.max_redirects));
+  }
+  if (cluster.refresh_interval < 0ms) {
+    invalid_field("cluster.refresh_interval must be >= 0 (0 disables it), got " +
+                  millis(cluster.refresh_interval));
+  }
+  if (cluster.retry_backoff_min <= 0ms) {
+    invalid_field("cluster.retry_backoff_min must be > 0, got " + millis(cluster.retry_backoff_min));
+  }
+  if (cluster.retry_backoff_max < cluster.retry_backoff_min) {
+    invalid_field("cluster.retry_backoff_max (" + millis(cluster.retry_backoff_max) +
+                  ") must be >= cluster.retry_backoff_min (" + millis(cluster.retry_backoff_min) + ")");
+  }
+  if (cluster.retry_timeout < 0ms) {
+    invalid_field("cluster.retry_timeout must be >= 0, got " + millis(cluster.retry_timeout));
+  }
+}
+
 }  // namespace
 
 void RedisOptions::validate() const {
-  if (sentinel) {
+  if (sentinel && cluster) invalid_field("sentinel and cluster cannot both be set");
+  if (cluster) {
+    if (!unix_socket.empty()) invalid_field("unix_socket cannot be combined with cluster");
+    if (database != 0) {
+      invalid_field("database must be 0 with cluster (Redis Cluster has only database 0), got " +
+                    std::to_string(database));
+    }
+    validate_cluster(*cluster);
+  } else if (sentinel) {
     if (!unix_socket.empty()) invalid_field("unix_socket cannot be combined with sentinel");
     validate_sentinel(*sentinel);
   } else if (unix_socket.empty()) {
@@ -939,7 +1061,9 @@ void RedisOptions::validate() const {
 
 std::string RedisOptions::to_string() const {
   std::string out;
-  if (sentinel) {
+  if (cluster) {
+    out = tls.enabled ? "rediss-cluster://" : "redis-cluster://";
+  } else if (sentinel) {
     out = tls.enabled ? "rediss-sentinel://" : "redis-sentinel://";
   } else if (!unix_socket.empty()) {
     out = "unix://";
@@ -954,6 +1078,14 @@ std::string RedisOptions::to_string() const {
   if (!unix_socket.empty()) {
     out += urls::encode(unix_socket, urls::unreserved_chars + '/');
     if (database != 0) out += "?db=" + std::to_string(database);
+    return out;
+  }
+  if (cluster) {
+    // No database: Redis Cluster has only database 0.
+    for (const auto& seed : cluster->seeds) {
+      if (&seed != &cluster->seeds.front()) out += ',';
+      out += host_for_url(seed.host) + ':' + std::to_string(seed.port);
+    }
     return out;
   }
   if (sentinel) {

@@ -52,6 +52,46 @@ struct SentinelOptions {
   bool follow_switch_master = true;
 };
 
+/// One seed node of a Redis Cluster: any node, master or replica, that the
+/// client may ask for the slot map.
+struct ClusterNodeAddress {
+  std::string host{};         ///< name or address; not empty
+  std::uint16_t port = 6379;  ///< 1-65535
+};
+
+/// A Redis Cluster (redis-cluster:// URLs): the seed nodes to read the slot
+/// map from, and the bounds on following the cluster's redirections.
+/// RedisOptions' credentials, TLS, client name and timeouts apply to every
+/// node; its host, port, unix_socket and database are not used (Redis
+/// Cluster has only database 0).
+///
+/// Not usable yet: these options are parsed and validated, but a Client or
+/// Elector given them throws std::invalid_argument until the cluster
+/// transport is built (docs/cluster.md).
+struct ClusterOptions {
+  /// Where to ask for the slot map (CLUSTER SHARDS); at least one. Two or
+  /// three from different shards survive a seed that is down.
+  std::vector<ClusterNodeAddress> seeds{};
+  /// MOVED and ASK redirections followed for one command before it fails;
+  /// at least 1. A slot migration costs a command one or two.
+  int max_redirects = 5;
+  /// Period of the slot map refresh that runs even when no MOVED asks for
+  /// one (it finds new nodes and failovers early); 0 disables it. At least 0.
+  std::chrono::milliseconds refresh_interval{10000};
+  /// First wait before resending a command that got TRYAGAIN (a multi-key
+  /// command during a slot migration) or CLUSTERDOWN (a shard without a
+  /// master, as during a failover); it doubles with each retry. > 0.
+  std::chrono::milliseconds retry_backoff_min{10};
+  /// Cap on that wait; >= retry_backoff_min.
+  std::chrono::milliseconds retry_backoff_max{200};
+  /// How long one command keeps retrying through TRYAGAIN and CLUSTERDOWN,
+  /// counted from its first send; then it fails with the last reply. 0: it
+  /// fails at the first one. At least 0; keep retry_timeout +
+  /// command_timeout below ttl - drift_margin - clock_skew -
+  /// heartbeat_interval, as for command_timeout alone.
+  std::chrono::milliseconds retry_timeout{1000};
+};
+
 /// Where Redis is (TCP host and port, or a unix socket), how to log in, TLS,
 /// and the connection's timeouts and reconnect backoff. Aggregate: set
 /// fields directly or parse a URL with from_url().
@@ -66,6 +106,10 @@ struct RedisOptions {
   /// When set, the master is found through these sentinels and host, port
   /// and unix_socket are not used (unix_socket must stay empty).
   std::optional<SentinelOptions> sentinel{};
+  /// When set, Redis is a Redis Cluster reached through these seed nodes;
+  /// host, port and unix_socket are not used (unix_socket must stay empty,
+  /// database 0, sentinel unset). Not usable yet (see ClusterOptions).
+  std::optional<ClusterOptions> cluster{};
   /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
   /// ASCII without spaces; empty: skip.
   std::string client_name = "leasehold";
@@ -83,14 +127,19 @@ struct RedisOptions {
   /// Parses redis://[user[:password]@]host[:port][/db][?options],
   /// rediss://... (TLS), unix:///path[?db=N&options] and
   /// redis-sentinel://[user:password@]host1[:port1][,host2[:port2]...][/db][?options]\#master
-  /// (rediss-sentinel:// for TLS; sentinel ports default to 26379).
+  /// (rediss-sentinel:// for TLS; sentinel ports default to 26379) and
+  /// redis-cluster://[user:password@]host1[:port1][,host2[:port2]...][?options]
+  /// (rediss-cluster:// for TLS; seed ports default to 6379; no database
+  /// but "/0": Redis Cluster has only database 0).
   /// Query options: connect_timeout, command_timeout (milliseconds),
   /// client_name, and for rediss: ca_file, cert_file, key_file, server_name,
   /// verify (true|false); for unix: db, user, password (or
   /// unix://user:password@/path); for Sentinel: sentinel_user,
   /// sentinel_password, sentinel_timeout (ms), sentinel_follow (true|false)
   /// and sentinel_tls, sentinel_ca_file, sentinel_cert_file, sentinel_key_file,
-  /// sentinel_server_name, sentinel_verify (default: as the data nodes').
+  /// sentinel_server_name, sentinel_verify (default: as the data nodes');
+  /// for Cluster: max_redirects, refresh_interval, retry_backoff_min,
+  /// retry_backoff_max, retry_timeout (milliseconds; ClusterOptions' fields).
   /// IPv6 hosts go in brackets ([::1]).
   /// Credentials end at the last '@' and are percent-decoded, as are the
   /// socket path and option values; ":password@" gives a password alone.

@@ -73,6 +73,12 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         backoff_timer_(ex_),
         stop_signal_(ex_) {
     options_.validate();
+    if (options_.cluster) {
+      // Parsed and validated, but there is no cluster transport yet: refuse
+      // rather than connect to host:port as if it were one server.
+      throw std::invalid_argument("RedisOptions.cluster: " + options_.to_string() +
+                                  " names a Redis Cluster, which this version of leasehold cannot connect to yet");
+    }
     if (options_.sentinel) {
       resolver_.emplace(options_);
       target_.sentinel.reset();

@@ -321,7 +321,8 @@ TEST(RedisOptionsUrl, MessageNamesTheMaskedUrl) {
   EXPECT_EQ(url_error("redis://u:pw@h:99999"),
             R"(invalid Redis URL "redis://u:***@h:99999": port 99999 is out of range (1-65535))");
   EXPECT_EQ(url_error("http://x"), R"(invalid Redis URL "http://x": unknown scheme "http" )"
-                                   R"((expected redis, rediss, unix, redis-sentinel or rediss-sentinel))");
+                                   R"((expected redis, rediss, unix, redis-sentinel, rediss-sentinel, )"
+                                   R"(redis-cluster or rediss-cluster))");
 }
 
 TEST(RedisOptionsUrl, ControlCharactersAreEscapedInMessages) {
