@@ -1,5 +1,6 @@
 #include "support/cluster_topology.hpp"
 
+#include "support/node_probe.hpp"
 #include "support/process.hpp"
 
 #include <sys/wait.h>
@@ -22,41 +23,8 @@ constexpr auto start_timeout = 20s;
 constexpr auto create_timeout = 60s;      // redis-cli --cluster create, start to end
 constexpr auto probe_timeout = 1000ms;    // one question while waiting
 constexpr auto command_timeout = 5000ms;  // one step of an operation (MIGRATE included)
-constexpr auto poll_interval = 100ms;
 constexpr std::size_t keys_per_migrate = 100;
 const std::string loopback = "127.0.0.1";
-
-// Polls `done` until it holds (true) or `bound` has passed (false).
-template <typename Predicate>
-bool eventually(std::chrono::milliseconds bound, Predicate done) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(poll_interval);
-  }
-  return true;
-}
-
-// One command on a fresh connection; nullopt when the node cannot be
-// reached or does not answer in time (killed, paused, restarting).
-std::optional<Reply> try_call(const AdminClientOptions& options, std::vector<std::string> args) {
-  try {
-    AdminClient client(options);
-    return client.call(std::move(args));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-// The value of `key` in an INFO text ("key:value" lines), or empty.
-std::string info_field(const std::string& info, std::string_view key) {
-  const std::string marker = "\n" + std::string(key) + ":";
-  const std::string text = "\n" + info;
-  const auto at = text.find(marker);
-  if (at == std::string::npos) return {};
-  const auto begin = at + marker.size();
-  return text.substr(begin, text.find_first_of("\r\n", begin) - begin);
-}
 
 // The field/value pairs of a flat RESP2 map (CLUSTER SHARDS entries).
 std::map<std::string, const Reply*> map_fields(const Reply& reply) {
@@ -396,7 +364,7 @@ std::vector<ClusterTopology::SlotRange> ClusterTopology::served_by(std::size_t i
 std::vector<int> ClusterTopology::wait_until_ok(std::chrono::milliseconds bound) {
   std::string why;
   std::optional<std::vector<int>> owners;
-  if (!eventually(bound, [&] { return (owners = agreed_owners(why)).has_value(); })) {
+  if (!poll_until(bound, [&] { return (owners = agreed_owners(why)).has_value(); })) {
     throw std::runtime_error("ClusterTopology: the live nodes were not ok and agreeing within " +
                              std::to_string(bound.count()) + " ms (" + why + ")\n" + log_tails());
   }
@@ -463,7 +431,7 @@ void ClusterTopology::wait_until_settled(std::chrono::milliseconds bound) {
     remember_owners(*owners);
     return true;
   };
-  if (!eventually(bound, settled)) {
+  if (!poll_until(bound, settled)) {
     throw std::runtime_error("ClusterTopology: not settled within " + std::to_string(bound.count()) +
                              " ms (" + why + ")\n" + log_tails());
   }
@@ -500,7 +468,7 @@ std::size_t ClusterTopology::wait_for_promotion(std::size_t old_master, std::chr
   std::string why;
   std::optional<std::vector<int>> owners;
   std::size_t promoted = 0;
-  const bool done = eventually(bound, [&] {
+  const bool done = poll_until(bound, [&] {
     owners = agreed_owners(why);
     if (!owners) return false;
     const int owner = (*owners)[static_cast<std::size_t>(served.front().first)];
@@ -548,7 +516,7 @@ void ClusterTopology::failover(std::size_t replica, std::chrono::milliseconds bo
 
   std::string why;
   std::optional<std::vector<int>> owners;
-  const bool done = eventually(bound, [&] {
+  const bool done = poll_until(bound, [&] {
     owners = agreed_owners(why);
     if (!owners) return false;
     for (const auto& range : served) {
@@ -658,7 +626,7 @@ void ClusterTopology::finish_migration(int slot, std::chrono::milliseconds bound
 
   std::string why;
   std::optional<std::vector<int>> owners;
-  const bool done = eventually(bound, [&] {
+  const bool done = poll_until(bound, [&] {
     owners = agreed_owners(why);
     if (owners && (*owners)[static_cast<std::size_t>(slot)] != static_cast<int>(to)) {
       why = "slot " + std::to_string(slot) + " is not served by " + describe_node(to) + " yet";

@@ -1,5 +1,7 @@
 #include "support/sentinel_topology.hpp"
 
+#include "support/node_probe.hpp"
+
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -13,39 +15,7 @@ using leasehold::redis::Reply;
 
 constexpr auto start_timeout = 15s;
 constexpr auto probe_timeout = 1000ms;  // one question to a node or sentinel
-constexpr auto poll_interval = 100ms;
 const std::string loopback = "127.0.0.1";
-
-// Polls `done` until it holds (true) or `bound` has passed (false).
-template <typename Predicate>
-bool eventually(std::chrono::milliseconds bound, Predicate done) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(poll_interval);
-  }
-  return true;
-}
-
-// One command on a fresh connection; nullopt when the server cannot be
-// reached or does not answer in time (killed, paused, restarting).
-std::optional<Reply> try_call(const AdminClientOptions& options, std::vector<std::string> args) {
-  try {
-    AdminClient client(options);
-    return client.call(std::move(args));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-// The value of `key` in an INFO text ("key:value" lines), or empty.
-std::string info_field(const std::string& info, std::string_view key) {
-  const std::string marker = "\n" + std::string(key) + ":";
-  const auto at = info.find(marker);
-  if (at == std::string::npos) return {};
-  const auto begin = at + marker.size();
-  return info.substr(begin, info.find_first_of("\r\n", begin) - begin);
-}
 
 void check_options(const SentinelTopologyOptions& options) {
   if (options.replicas < 0 || options.sentinels < 1 || options.quorum < 1 ||
@@ -216,7 +186,7 @@ bool SentinelTopology::sentinel_sees_everything(std::size_t j) const {
 std::size_t SentinelTopology::wait_for_new_master(std::size_t old_master,
                                                   std::chrono::milliseconds bound) {
   std::optional<std::size_t> promoted;
-  const bool found = eventually(bound, [&] {
+  const bool found = poll_until(bound, [&] {
     promoted = current_master();
     return promoted && *promoted != old_master && has_master_role(*promoted);
   });
@@ -238,7 +208,7 @@ std::size_t SentinelTopology::wait_for_new_master(std::size_t old_master,
 
 void SentinelTopology::wait_for_replica_of(std::size_t i, std::size_t k,
                                            std::chrono::milliseconds bound) {
-  if (!eventually(bound, [&] { return is_replica_of(i, k); })) {
+  if (!poll_until(bound, [&] { return is_replica_of(i, k); })) {
     throw std::runtime_error("SentinelTopology: node " + std::to_string(i) +
                              " not a linked replica of node " + std::to_string(k) + " within " +
                              std::to_string(bound.count()) + " ms\n" + log_tails());
@@ -247,7 +217,7 @@ void SentinelTopology::wait_for_replica_of(std::size_t i, std::size_t k,
 
 void SentinelTopology::wait_until_settled(std::chrono::milliseconds bound) const {
   std::size_t unsettled = 0;
-  const bool settled = eventually(bound, [&] {
+  const bool settled = poll_until(bound, [&] {
     for (unsettled = 0; unsettled < sentinels_.size(); ++unsettled) {
       if (!sentinel_sees_everything(unsettled)) return false;
     }
