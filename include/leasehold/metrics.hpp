@@ -75,13 +75,16 @@ struct Metrics {
   ConnectionMetrics commands;       ///< the connection that runs the lease scripts
   ConnectionMetrics subscriber;     ///< the pub/sub connection that hears release notices
 
-  /// The group's metrics, or nullptr if it is not registered.
-  const GroupMetrics* group(std::string_view name) const noexcept {
+  /// The group's metrics, or nullptr if it is not registered. The pointer
+  /// points into this snapshot: keep the snapshot (a temporary's is refused).
+  const GroupMetrics* group(std::string_view name) const& noexcept {
     for (const auto& g : groups) {
       if (g.group == name) return &g;
     }
     return nullptr;
   }
+  /// Refused: the pointer would outlive the temporary snapshot.
+  const GroupMetrics* group(std::string_view name) const&& = delete;
 };
 
 /// One labelled series of a family: a counter or gauge value, or a histogram.

@@ -36,7 +36,8 @@ lh::ElectorOptions twin(std::string id = "twin") {
 }
 
 std::uint64_t duplicate_reports(Fleet& fleet, std::size_t i) {
-  const auto* g = fleet.metrics(i).group("default");
+  const lh::Metrics metrics = fleet.metrics(i);  // group() points into it
+  const auto* g = metrics.group("default");
   return g == nullptr ? 0 : g->duplicate_ids;
 }
 

@@ -85,7 +85,9 @@ TEST(PreferredHolder, EachHigherPriorityNewcomerLeadsWithinTwoHeartbeatsOfItsSta
   EXPECT_EQ(fleet.events(2).elected.size(), 1u);
   EXPECT_EQ(fleet.events(0).elected.size(), 1u);
   EXPECT_EQ(fleet.events(1).elected.size(), 1u);
-  const auto* low = fleet.metrics(0).group("default");
+  const lh::Metrics metrics = fleet.metrics(0);  // group() points into it
+  const auto* low = metrics.group("default");
+  ASSERT_NE(low, nullptr);
   EXPECT_EQ(low->demotions_for(lh::RevokeReason::handed_over), 1u);
 }
 
