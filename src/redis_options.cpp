@@ -562,37 +562,36 @@ class UrlParser {
     return endpoint;
   }
 
-  // "host[:port],host[:port],...": the sentinels, 26379 unless a port is given.
-  void parse_sentinel_list(std::string_view authority) {
+  // "host[:port],host[:port],...": the sentinels or seed nodes (`what`), each
+  // with `default_port` unless a port is given; `example` shows a good one.
+  std::vector<Endpoint> parse_address_list(std::string_view authority, std::string_view what,
+                                           std::string_view example, std::uint16_t default_port) const {
     if (authority.empty()) {
-      fail("no sentinel address before the path (e.g. redis-sentinel://127.0.0.1:26379#mymaster)");
+      fail("no " + std::string(what) + " address before the path (e.g. " + std::string(example) + ")");
     }
+    std::vector<Endpoint> list;
     std::size_t pos = 0;
     for (;;) {
       const auto comma = authority.find(',', pos);
       const auto entry = authority.substr(pos, comma == npos ? npos : comma - pos);
-      if (entry.empty()) fail("empty sentinel address in the list (a stray ',')");
+      if (entry.empty()) fail("empty " + std::string(what) + " address in the list (a stray ',')");
       auto endpoint = parse_endpoint(entry);
-      sentinel_.sentinels.push_back({std::move(endpoint.host), endpoint.port.value_or(26379)});
-      if (comma == npos) return;
+      if (!endpoint.port) endpoint.port = default_port;
+      list.push_back(std::move(endpoint));
+      if (comma == npos) return list;
       pos = comma + 1;
     }
   }
 
-  // "host[:port],host[:port],...": the seed nodes, 6379 unless a port is given.
-  void parse_seed_list(std::string_view authority) {
-    if (authority.empty()) {
-      fail("no seed node address before the path (e.g. redis-cluster://127.0.0.1:7000,127.0.0.1:7001)");
+  void parse_sentinel_list(std::string_view authority) {
+    for (auto& e : parse_address_list(authority, "sentinel", "redis-sentinel://127.0.0.1:26379#mymaster", 26379)) {
+      sentinel_.sentinels.push_back({std::move(e.host), *e.port});
     }
-    std::size_t pos = 0;
-    for (;;) {
-      const auto comma = authority.find(',', pos);
-      const auto entry = authority.substr(pos, comma == npos ? npos : comma - pos);
-      if (entry.empty()) fail("empty seed node address in the list (a stray ',')");
-      auto endpoint = parse_endpoint(entry);
-      cluster_.seeds.push_back({std::move(endpoint.host), endpoint.port.value_or(6379)});
-      if (comma == npos) return;
-      pos = comma + 1;
+  }
+
+  void parse_seed_list(std::string_view authority) {
+    for (auto& e : parse_address_list(authority, "seed node", "redis-cluster://127.0.0.1:7000,127.0.0.1:7001", 6379)) {
+      cluster_.seeds.push_back({std::move(e.host), *e.port});
     }
   }
 
