@@ -283,7 +283,6 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
     recovered(g, "acquire");
   }
   if (!parsed->acquired && parsed->holder.empty()) report_guard(g, parsed->pttl_ms, now);
-  if (parsed->rival.empty()) applier_.clear_duplicate(g);
   apply(g, g.machine.on_acquire_reply(now, seq, *parsed), now);
 }
 
@@ -319,8 +318,6 @@ void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code e
     unconfirmed(g, "renew");
   }
   renewed->confirmed = confirmed;
-  // A bid under our id is renewed every heartbeat while its process lives.
-  if (extended && !(renewed->bid && renewed->bid->id == id_)) applier_.clear_duplicate(g);
   apply(g, g.machine.on_renew_reply(now, seq, *renewed), now);
   work_drained(g, now);  // a hand-over with no guarded work running releases at once
 }

@@ -41,6 +41,7 @@ void GroupApplier::apply(GroupState& g, const Output& out, TimePoint now) {
   }
   if (out.drain_overrun) report_overrun(g);
   if (out.duplicate_id) report_duplicate(g);
+  if (out.no_duplicate) clear_duplicate(g);
   if (out.released) listener_.released(g, out.release_failed);
   if (out.send != Command::none) commands_.send(g, out.send, out.seq, now);
   // For health(): when the next renewal is due while none is in flight.

@@ -35,14 +35,13 @@ class GroupApplier {
   /// Withdraws the published deadline and ends a term still open (a stop
   /// that could not release everything, or an elector abandoned).
   void withdraw(GroupState& group, RevokeReason reason, TimePoint now);
-  /// A reply showed no other process using our id: ends a duplicate-id episode.
-  void clear_duplicate(GroupState& group);
 
  private:
   void publish(GroupState& group, TimePoint now);
   void audit(const GroupState& group, LeaseAuditEvent::Kind kind, TimePoint now, TimePoint deadline);
   void report_overrun(GroupState& group);
   void report_duplicate(GroupState& group);
+  void clear_duplicate(GroupState& group);
   void begin_term(GroupState& group, TimePoint now);
   void end_term(GroupState& group, RevokeReason reason, TimePoint now);
 

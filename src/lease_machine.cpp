@@ -354,6 +354,7 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   if (seq != in_flight_seq_ || in_flight_ != Command::acquire) return settle(out, now);
   in_flight_ = Command::none;
   if (state_ != LeaseState::candidate) return settle(out, now);
+  out.no_duplicate = reply.rival.empty();  // no other incarnation holds it under our id
   const TimePoint sent_at = confirming_instant(now);
 
   if (reply.acquired && !reply.confirmed) {
@@ -397,8 +398,10 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, const Rene
   in_flight_ = Command::none;
   const TimePoint sent_at = confirming_instant(now);
   // Another incarnation of our id took the lease, or bid for it: either
-  // is a live process using our id.
+  // is a live process using our id. A bid under our id is renewed every
+  // heartbeat while its process lives, so a renewal without one ends it.
   out.duplicate_id = !reply.rival.empty() || (reply.bid && reply.bid->id == id_);
+  out.no_duplicate = reply.renewed && !out.duplicate_id;
 
   if (state_ == LeaseState::leader) {
     if (!reply.renewed) {

@@ -111,6 +111,8 @@ struct Output {
   /// Another live process uses this instance id: it bid while we led, took
   /// the lease from us, or renewed a lease under our id while we waited.
   bool duplicate_id = false;
+  /// A reply showed no other process under this id (ends an episode).
+  bool no_duplicate = false;
 };
 
 class LeaseMachine {

@@ -112,8 +112,11 @@ TEST(DuplicateIncarnation, ABidUnderOurOwnIdIsADuplicateAndTheLeaderKeepsLeading
   a.lead();
   const d::Output out = a.renew(bid("me", 0));
   EXPECT_TRUE(out.duplicate_id);
+  EXPECT_FALSE(out.no_duplicate);
   EXPECT_TRUE(a.m.is_leader());
-  EXPECT_FALSE(a.renew({.renewed = true}).duplicate_id);
+  const d::Output clean = a.renew({.renewed = true});
+  EXPECT_FALSE(clean.duplicate_id);
+  EXPECT_TRUE(clean.no_duplicate) << "the bid is gone: the episode ends";
 }
 
 TEST(DuplicateIncarnation, LosingTheLeaseToAnotherIncarnationIsADuplicate) {
@@ -163,13 +166,17 @@ TEST(DuplicateIncarnation, ARestartsDeadPredecessorIsNoDuplicate) {
 
 TEST(DuplicateIncarnation, AHolderUnderOurIdThatRenewsIsADuplicate) {
   Standby b;
-  EXPECT_FALSE(b.refused(2500).duplicate_id);
+  const d::Output first = b.refused(2500);
+  EXPECT_FALSE(first.duplicate_id);
+  EXPECT_FALSE(first.no_duplicate) << "not proven either way";
   b.next_attempt();
   EXPECT_TRUE(b.refused(2900).duplicate_id) << "its lease ends later than before: renewed";
   b.next_attempt();
   EXPECT_TRUE(b.refused(2950, "a-third-incarnation").duplicate_id) << "another incarnation took it meanwhile";
   b.next_attempt();
-  EXPECT_FALSE(b.refused(2000, "").duplicate_id) << "no rival named: someone else, or nobody";
+  const d::Output gone = b.refused(2000, "");
+  EXPECT_FALSE(gone.duplicate_id) << "no rival named: someone else, or nobody";
+  EXPECT_TRUE(gone.no_duplicate);
 }
 
 TEST(LeaseReplies, RenewAndAcquireShapes) {
