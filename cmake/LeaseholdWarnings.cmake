@@ -9,7 +9,7 @@ function(leasehold_strict target)
 endfunction()
 
 if(LEASEHOLD_SANITIZE)
-  add_compile_options(-fsanitize=${LEASEHOLD_SANITIZE} -fno-omit-frame-pointer -g)
+  add_compile_options(-fsanitize=${LEASEHOLD_SANITIZE} -fno-omit-frame-pointer ${LEASEHOLD_DEBUG_FLAG})
   add_link_options(-fsanitize=${LEASEHOLD_SANITIZE})
   if(LEASEHOLD_SANITIZE MATCHES "thread" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     # g++ 12 warns that TSan cannot see the atomic_thread_fence in Asio's headers.

@@ -11,7 +11,9 @@
 #
 # Environment: LEASEHOLD_FUZZ_BUILD_DIR (default build/fuzz),
 # LEASEHOLD_FUZZ_JOBS (build parallelism, default 2), LEASEHOLD_FUZZ_SEED and
-# LEASEHOLD_FUZZ_RUNS (the ci mode's seed and run count, default 1 and 20000).
+# LEASEHOLD_FUZZ_RUNS (the ci mode's seed and run count, default 1 and 20000),
+# LEASEHOLD_DEBUG_INFO (full or lines, default full; see
+# cmake/LeaseholdDebugInfo.cmake).
 # New inputs go to <build>/corpus/<target>/ (the repository corpus is only
 # read); a crash is saved as <build>/artifacts/<target>-crash-* and fails the
 # script. To keep a finding as a regression input, copy it into
@@ -27,7 +29,7 @@ targets=("$@")
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DLEASEHOLD_BUILD_FUZZ=ON -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_EXAMPLES=OFF \
   -DLEASEHOLD_BUILD_BENCH=OFF -DLEASEHOLD_BUILD_TOOLS=OFF -DLEASEHOLD_INSTALL=OFF \
-  -DLEASEHOLD_WERROR=ON >/dev/null
+  -DLEASEHOLD_WERROR=ON -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} >/dev/null
 if [ ${#targets[@]} -eq 0 ]; then
   for dir in "$root"/fuzz/corpus/*/; do
     name=$(basename "$dir")

@@ -12,7 +12,8 @@
 #   scripts/hiredis1.sh
 #
 # Environment: LEASEHOLD_HIREDIS1_BUILD_DIR (default build/hiredis1),
-# LEASEHOLD_JOBS (default 2).
+# LEASEHOLD_JOBS (default 2), LEASEHOLD_DEBUG_INFO (full or lines, default
+# full; see cmake/LeaseholdDebugInfo.cmake).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_HIREDIS1_BUILD_DIR:-$root/build/hiredis1}
@@ -54,7 +55,7 @@ make -C "$work/src" -j "$jobs" PREFIX="$prefix" LIBRARY_PATH=lib USE_SSL=0 insta
 # PKG_CONFIG_PATH: drop it.
 rm -f "$build/CMakeCache.txt"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig" cmake -S "$root" -B "$build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_WERROR=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_WERROR=ON -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
   -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF -DLEASEHOLD_BUILD_TOOLS=OFF \
   -DLEASEHOLD_INSTALL=OFF >/dev/null
 configured=$(sed -n 's/^HIREDIS_VERSION:INTERNAL=//p' "$build/CMakeCache.txt")

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures, builds and runs
 # every test. Extra CMake arguments may be passed in LEASEHOLD_CMAKE_ARGS and a
-# build directory in LEASEHOLD_BUILD_DIR (default: build/release).
+# build directory in LEASEHOLD_BUILD_DIR (default: build/release);
+# LEASEHOLD_DEBUG_INFO=lines builds with less debug information (see
+# cmake/LeaseholdDebugInfo.cmake; CI does).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_BUILD_DIR:-$root/build/release}
@@ -10,6 +12,7 @@ jobs=${LEASEHOLD_JOBS:-$(nproc)}
 "$root/scripts/deps.sh"
 # shellcheck disable=SC2086
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${LEASEHOLD_BUILD_TYPE:-RelWithDebInfo} \
+  -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
   ${LEASEHOLD_CMAKE_ARGS:-}
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 300 ${LEASEHOLD_CTEST_ARGS:-}

@@ -9,7 +9,8 @@
 #   scripts/tsan.sh 'Threading\.'   a ctest -R regex of your own
 #
 # Environment: LEASEHOLD_TSAN_BUILD_DIR (default build/tsan), LEASEHOLD_JOBS
-# (default 2).
+# (default 2), LEASEHOLD_DEBUG_INFO (full or lines, default full; see
+# cmake/LeaseholdDebugInfo.cmake).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_TSAN_BUILD_DIR:-$root/build/tsan}
@@ -18,7 +19,7 @@ default_tests='^(Threading|Lifecycle|Elector|LeaderOnly|RunWhileLeader|Drain|Sch
 regex=${1:-$default_tests}
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DLEASEHOLD_SANITIZE=thread -DLEASEHOLD_WERROR=ON \
+  -DLEASEHOLD_SANITIZE=thread -DLEASEHOLD_WERROR=ON -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
   -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF -DLEASEHOLD_BUILD_TOOLS=OFF >/dev/null
 cmake --build "$build" -j "$jobs" --target leasehold_integration_tests
 

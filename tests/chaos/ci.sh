@@ -18,6 +18,7 @@ start=$(date +%s)
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_WERROR=ON \
+    -DLEASEHOLD_DEBUG_INFO="${LEASEHOLD_DEBUG_INFO:-full}" \
     -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF >/dev/null
 fi
 cmake --build "$build" -j "$jobs" --target leasehold_chaos leasehold_member
