@@ -22,10 +22,18 @@ jobs=${LEASEHOLD_JOBS:-2}
 common=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF)
 
 if [ ! -f "$safe/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$safe" "${common[@]}" >/dev/null
+  cmake -S "$root" -B "$safe" "${common[@]}" -DLEASEHOLD_DEBUG_INFO="${LEASEHOLD_DEBUG_INFO:-full}" >/dev/null
 fi
 cmake --build "$safe" -j "$jobs" --target leasehold_chaos leasehold_member
-cmake -S "$root" -B "$unsafe" "${common[@]}" -DLEASEHOLD_UNSAFE_DEADLINE_FROM_REPLY=ON >/dev/null 2>&1
+# The broken copy takes the safe build's compiler options (warnings, debug
+# information): the switch then changes one file's preprocessed source only,
+# and ccache serves every other file from the safe build's compiles.
+same=()
+for option in LEASEHOLD_WERROR LEASEHOLD_DEBUG_INFO; do
+  value=$(sed -n "s/^$option:[A-Z]*=//p" "$safe/CMakeCache.txt")
+  [ -n "$value" ] && same+=("-D$option=$value")
+done
+cmake -S "$root" -B "$unsafe" "${common[@]}" "${same[@]}" -DLEASEHOLD_UNSAFE_DEADLINE_FROM_REPLY=ON >/dev/null 2>&1
 cmake --build "$unsafe" -j "$jobs" --target leasehold_member leasehold_simulation
 
 runner=("$safe/tests/chaos/leasehold_chaos" --seed "$seed" --duration "$duration" --scenario delayed-replies)
