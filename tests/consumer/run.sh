@@ -30,6 +30,7 @@ cleanup() {
     wait "$redis_pid" 2>/dev/null || true
   fi
   rm -rf "$work"
+  [ -z "${subdirectory:-}" ] || rm -rf "$subdirectory"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -90,13 +91,24 @@ grep -q "leasehold 0*[0-9].* from $libdir/cmake/leasehold" "$work/package.log" \
 cmake --build "$work/package" -j "$jobs"
 
 step "consumer 2/3: add_subdirectory(leasehold source tree)"
-cmake -S "$root/tests/consumer" -B "$work/subdirectory" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# With BUILD_DIR given, the library is compiled as there (build type, warning
+# and debug-info options) from a directory as deep below the source tree, so
+# ccache serves its files instead of compiling them all again.
+subdirectory_args=(-DCMAKE_BUILD_TYPE=Release)
+subdirectory=$work/subdirectory
+if [ -n "${1:-}" ]; then
+  cached() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+  subdirectory_args=(-DCMAKE_BUILD_TYPE="$(cached CMAKE_BUILD_TYPE)" -DLEASEHOLD_WERROR="$(cached LEASEHOLD_WERROR)"
+                     -DLEASEHOLD_DEBUG_INFO="$(cached LEASEHOLD_DEBUG_INFO)")
+  subdirectory=$root/build/consumer-subdirectory-$$
+fi
+cmake -S "$root/tests/consumer" -B "$subdirectory" -G Ninja "${subdirectory_args[@]}" \
   -DLEASEHOLD_CONSUMER_MODE=subdirectory -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus \
   -DLEASEHOLD_SOURCE_DIR="$root" >/dev/null
 subdirectory_targets=app
 [ "$prometheus" = ON ] && subdirectory_targets="app prometheus_app"
 # shellcheck disable=SC2086
-cmake --build "$work/subdirectory" -j "$jobs" --target $subdirectory_targets
+cmake --build "$subdirectory" -j "$jobs" --target $subdirectory_targets
 
 step "consumer 3/3: pkg-config --cflags --libs leasehold"
 export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -128,8 +140,8 @@ for attempt in 1 2 3 4 5; do
 done
 url="redis://127.0.0.1:$port"
 
-apps=("$work/package/app" "$work/subdirectory/app" "$work/app-pkgconfig")
-[ "$prometheus" = ON ] && apps+=("$work/package/prometheus_app" "$work/subdirectory/prometheus_app")
+apps=("$work/package/app" "$subdirectory/app" "$work/app-pkgconfig")
+[ "$prometheus" = ON ] && apps+=("$work/package/prometheus_app" "$subdirectory/prometheus_app")
 for app in "${apps[@]}"; do
   step "running ${app#"$work"/} against $url"
   timeout 60 "$app" "$url" || fail "${app#"$work"/} exited with $?"
