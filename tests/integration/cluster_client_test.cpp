@@ -1,0 +1,243 @@
+// The cluster client against real Redis Clusters the harness starts: routing
+// by slot to every shard, slot migrations (ASK, then MOVED), a killed master
+// (its slots fail, then move to the promoted replica; other shards go on),
+// CLUSTERDOWN retried within the budget, then given up.
+
+#include "cluster/cluster_client.hpp"
+#include "cluster/key_slot.hpp"
+#include "support/admin_client.hpp"
+#include "support/cluster_topology.hpp"
+#include "support/io_helpers.hpp"
+
+#include <leasehold/redis/script.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace cluster = leasehold::cluster::detail;
+namespace redis = leasehold::redis;
+using leasehold::errc;
+using leasehold::error_code;
+using leasehold::RedisOptions;
+using leasehold::test::ClusterTopology;
+using leasehold::test::ClusterTopologyOptions;
+using leasehold::test::run_until;
+
+// Sets KEYS[1] to ARGV[1] and answers with it: where the key lands is where
+// the script ran.
+const redis::Script& set_script() {
+  static const redis::Script script("redis.call('SET', KEYS[1], ARGV[1]) return ARGV[1]");
+  return script;
+}
+
+RedisOptions cluster_options(const ClusterTopology& topology, std::vector<std::size_t> seeds) {
+  RedisOptions o;
+  o.cluster.emplace();
+  for (const std::size_t i : seeds) o.cluster->seeds.push_back({"127.0.0.1", topology.node(i).port()});
+  o.command_timeout = 2s;
+  o.reconnect_max = 200ms;
+  return o;
+}
+
+struct EvalResult {
+  error_code ec;
+  redis::Reply reply;
+};
+
+// One SET through the client, run to completion (bounded).
+EvalResult set_through(boost::asio::io_context& io, cluster::ClusterClient& client, const std::string& key,
+                       const std::string& value) {
+  std::optional<EvalResult> result;
+  client.async_eval(cluster::key_slot(key), set_script(), {key}, {value},
+                    [&](error_code ec, redis::Reply reply, redis::Client*) { result = EvalResult{ec, std::move(reply)}; });
+  if (!run_until(io, [&] { return result.has_value(); }, 20s)) throw std::runtime_error("no answer for " + key);
+  return *result;
+}
+
+// The value of `key` on node i, read directly (not through the client);
+// ASKING first, so that a node importing the key's slot answers too.
+std::optional<std::string> value_on(const ClusterTopology& topology, std::size_t i, const std::string& key) {
+  auto admin = topology.node(i).admin();
+  admin.call({"ASKING"});
+  const redis::Reply r = admin.call({"GET", key});
+  if (r.is_error() || r.is_nil()) return std::nullopt;
+  return r.str;
+}
+
+std::string key_served_by(const ClusterTopology& topology, std::size_t master, const std::string& prefix) {
+  for (int i = 0; i < 10000; ++i) {
+    std::string key = prefix + std::to_string(i);
+    if (topology.master_of_slot(cluster::key_slot(key)) == master) return key;
+  }
+  throw std::runtime_error("no key for node " + std::to_string(master));
+}
+
+bool started(boost::asio::io_context& io, cluster::ClusterClient& client) {
+  client.start();
+  return run_until(io, [&] { return client.ready(); }, 20s);
+}
+
+TEST(ClusterClient, SendsEveryKeyToTheMasterOfItsSlotOnEveryShard) {
+  ClusterTopology topology;
+  boost::asio::io_context io;
+  // One seed, a replica: the map comes from wherever the client can ask.
+  const std::size_t replica = topology.replicas_of(topology.masters().front()).front();
+  cluster::ClusterClient client(io.get_executor(), cluster_options(topology, {replica}));
+  client.preload(set_script());
+  ASSERT_TRUE(started(io, client));
+  EXPECT_TRUE(client.slot_map().covers_all());
+  EXPECT_EQ(client.slot_map().masters().size(), 3u);
+
+  std::set<std::size_t> shards;
+  for (int i = 0; i < 100; ++i) {
+    const std::string key = "routing:{g" + std::to_string(i) + "}";
+    const EvalResult r = set_through(io, client, key, "v" + std::to_string(i));
+    ASSERT_FALSE(r.ec) << key << ": " << r.ec.message() << " " << r.reply.str;
+    EXPECT_EQ(r.reply.str, "v" + std::to_string(i));
+    // The server's KEYSLOT and the master the harness sees: the key is there.
+    const std::size_t master = topology.master_of_slot(topology.key_slot(key));
+    EXPECT_EQ(value_on(topology, master, key), "v" + std::to_string(i)) << key;
+    shards.insert(master);
+  }
+  EXPECT_EQ(shards.size(), 3u);
+  // A map read once, then every command straight to its master.
+  EXPECT_EQ(client.stats().moved, 0u);
+  EXPECT_EQ(client.stats().asked, 0u);
+}
+
+TEST(ClusterClient, FollowsAskDuringASlotMigrationAndMovedAfterIt) {
+  ClusterTopologyOptions options;
+  options.replicas_per_master = 0;
+  ClusterTopology topology(options);
+  boost::asio::io_context io;
+  const auto masters = topology.masters();
+  cluster::ClusterClient client(io.get_executor(), cluster_options(topology, masters));
+  client.preload(set_script());
+  ASSERT_TRUE(started(io, client));
+
+  const std::size_t from = masters[0];
+  const std::size_t to = masters[1];
+  const std::string key = key_served_by(topology, from, "migrating:");
+  const int slot = cluster::key_slot(key);
+  ASSERT_FALSE(set_through(io, client, key, "before").ec);
+
+  topology.begin_migration(slot, to);
+  topology.migrate_keys(slot);
+  ASSERT_EQ(value_on(topology, to, key), "before");
+  // The old master no longer has the key: it answers ASK, and the client
+  // follows with ASKING to the importing node.
+  const EvalResult during = set_through(io, client, key, "during");
+  ASSERT_FALSE(during.ec) << during.ec.message() << " " << during.reply.str;
+  EXPECT_GE(client.stats().asked, 1u);
+  EXPECT_EQ(value_on(topology, to, key), "during");
+  EXPECT_EQ(client.stats().moved, 0u);
+
+  topology.finish_migration(slot);
+  const EvalResult after = set_through(io, client, key, "after");
+  ASSERT_FALSE(after.ec) << after.ec.message() << " " << after.reply.str;
+  EXPECT_EQ(value_on(topology, to, key), "after");
+  // MOVED once (or never, when the periodic refresh came first); the map
+  // then names the new master, so the next command goes there directly.
+  ASSERT_TRUE(run_until(io, [&] { return client.slot_map().master_of(static_cast<std::uint16_t>(slot)) != nullptr &&
+                                         client.slot_map().master_of(static_cast<std::uint16_t>(slot))->port ==
+                                             topology.node(to).port(); }, 10s));
+  const auto moved = client.stats().moved;
+  EXPECT_LE(moved, 1u);
+  ASSERT_FALSE(set_through(io, client, key, "again").ec);
+  EXPECT_EQ(client.stats().moved, moved);
+  EXPECT_EQ(client.stats().gave_up, 0u);
+}
+
+TEST(ClusterClient, AKilledMasterFailsOnlyItsOwnSlotsUntilItsReplicaServesThem) {
+  ClusterTopology topology;
+  boost::asio::io_context io;
+  const auto masters = topology.masters();
+  cluster::ClusterClient client(io.get_executor(), cluster_options(topology, masters));
+  client.preload(set_script());
+  ASSERT_TRUE(started(io, client));
+
+  const std::size_t victim = masters[0];
+  const std::string lost = key_served_by(topology, victim, "victim:");
+  const std::string kept = key_served_by(topology, masters[1], "kept:");
+  ASSERT_FALSE(set_through(io, client, lost, "0").ec);
+  ASSERT_FALSE(set_through(io, client, kept, "0").ec);
+
+  topology.kill(victim);
+  // Until the replica is promoted, the victim's slots fail (connection
+  // errors, or CLUSTERDOWN given up after retry_timeout); the other shard's
+  // keys are written every time.
+  int failed = 0;
+  int written = 0;
+  const auto bound = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < bound) {
+    const EvalResult other = set_through(io, client, kept, std::to_string(written));
+    ASSERT_FALSE(other.ec) << "the other shard's key failed: " << other.ec.message() << " " << other.reply.str;
+    ++written;
+    const EvalResult r = set_through(io, client, lost, "after");
+    if (!r.ec) break;
+    ++failed;
+    leasehold::test::run_for(io, 100ms);
+  }
+  EXPECT_GT(failed, 0) << "the victim's slot never failed: was it killed?";
+  const std::size_t promoted = topology.wait_for_promotion(victim);
+  const EvalResult r = set_through(io, client, lost, "promoted");
+  ASSERT_FALSE(r.ec) << r.ec.message() << " " << r.reply.str;
+  EXPECT_EQ(value_on(topology, promoted, lost), "promoted");
+  EXPECT_EQ(client.slot_map().master_of(cluster::key_slot(lost))->port, topology.node(promoted).port());
+  EXPECT_GE(client.stats().map_changes, 2u);  // the first map, then the promotion
+}
+
+TEST(ClusterClient, RetriesClusterDownWithinItsBudgetThenGivesUpWithTheReply) {
+  ClusterTopologyOptions options;
+  options.replicas_per_master = 0;
+  ClusterTopology topology(options);
+  boost::asio::io_context io;
+  const auto masters = topology.masters();
+  RedisOptions o = cluster_options(topology, masters);
+  o.cluster->retry_timeout = 500ms;
+  o.cluster->retry_backoff_min = 20ms;
+  cluster::ClusterClient client(io.get_executor(), o);
+  ASSERT_TRUE(started(io, client));
+
+  // A master with no replica killed: once the others mark it failed, every
+  // node answers CLUSTERDOWN (full coverage is required by default).
+  topology.kill(masters[0]);
+  const std::string key = key_served_by(topology, masters[1], "down:");
+  EvalResult r;
+  const bool down = run_until(io, [&] {
+    r = set_through(io, client, key, "x");
+    return r.ec && r.reply.is_error() && r.reply.str.starts_with("CLUSTERDOWN");
+  }, 30s);
+  ASSERT_TRUE(down) << "last: " << r.ec.message() << " " << r.reply.str;
+  EXPECT_EQ(r.ec, errc::server_error);
+  EXPECT_GT(client.stats().retries, 0u);
+  EXPECT_GT(client.stats().gave_up, 0u);
+}
+
+TEST(ClusterClient, RefusesOptionsWithoutSeedsAndFailsCommandsBeforeStart) {
+  boost::asio::io_context io;
+  EXPECT_THROW(cluster::ClusterClient(io.get_executor(), RedisOptions{}), std::invalid_argument);
+  RedisOptions o;
+  o.cluster.emplace();
+  EXPECT_THROW(cluster::ClusterClient(io.get_executor(), o), std::invalid_argument);
+
+  o.cluster->seeds.push_back({"127.0.0.1", 1});
+  cluster::ClusterClient client(io.get_executor(), o);
+  std::optional<error_code> ec;
+  client.async_eval(0, set_script(), {"k"}, {"v"}, [&](error_code e, redis::Reply, redis::Client*) { ec = e; });
+  EXPECT_FALSE(ec.has_value()) << "completed inside the call";
+  ASSERT_TRUE(run_until(io, [&] { return ec.has_value(); }));
+  EXPECT_EQ(*ec, errc::not_connected);
+}
+
+}  // namespace
