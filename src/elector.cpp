@@ -49,9 +49,16 @@ Duration pulse_period(const ElectorOptions& o) {
   return std::clamp<Duration>(o.ttl / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
 }
 
-RedisOptions subscriber_options(RedisOptions o) {
+// The release notices' connection. None on a Redis Cluster yet: standbys
+// there look for a released lease at retry_interval (sharded pub/sub next).
+std::unique_ptr<redis::Client> make_subscriber(const asio::any_io_executor& executor, RedisOptions o) {
+  if (o.cluster) return nullptr;
   if (!o.client_name.empty()) o.client_name += "-sub";
-  return o;
+  return std::make_unique<redis::Client>(executor, std::move(o), redis::Role::subscriber);
+}
+
+KeyLayout::Form key_form(const RedisOptions& redis) {
+  return redis.cluster ? KeyLayout::Form::hash_tagged : KeyLayout::Form::plain;
 }
 
 }  // namespace
@@ -63,15 +70,15 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
               ElectorOptions options)
       : id_(options.instance_id.empty() ? default_instance_id() : options.instance_id),
         strand_(asio::make_strand(io)),
-        client_(strand_, redis),
-        subscriber_(strand_, subscriber_options(redis), redis::Role::subscriber),
+        commands_(strand_, redis),
+        subscriber_(make_subscriber(strand_, redis)),
         incarnation_(new_incarnation()),
-        transport_(client_, KeyLayout(options.key_prefix), id_, incarnation_,
+        transport_(commands_, KeyLayout(options.key_prefix, key_form(redis)), id_, incarnation_,
                    {options.empty_restart_guard, options.reclaim_on_restart, options.confirm_replicas,
                     options.confirm_timeout, options.ttl}),
-        core_(std::move(options), id_, incarnation_, transport_, *this),
+        core_(std::move(options), id_, incarnation_, transport_, *this, CoreLimits{}, key_form(redis)),
         events_(callbacks, id_),
-        reports_(id_, client_.options().to_string(), core_.options().retry_interval),
+        reports_(id_, commands_.describe(), core_.options().retry_interval),
         timer_(strand_),
         stop_timer_(strand_),
         pulse_timer_(strand_) {
@@ -159,7 +166,10 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
             redis::EvalHandler handler) {
     asio::dispatch(strand_, [self = shared_from_this(), &script, k = std::move(keys), a = std::move(args),
                              h = std::move(handler)]() mutable {
-      self->client_.async_eval(script, std::move(k), std::move(a), std::move(h));
+      self->commands_.eval(script, std::move(k), std::move(a),
+                           [h = std::move(h)](error_code ec, redis::Reply reply, redis::Client*) mutable {
+                             std::move(h)(ec, std::move(reply));
+                           });
     });
   }
 
@@ -168,10 +178,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
                       asio::any_completion_handler<void(error_code, redis::Reply, bool)> handler) {
     asio::dispatch(strand_, [self = shared_from_this(), &script, k = std::move(keys), a = std::move(args),
                              h = std::move(handler)]() mutable {
-      self->client_.async_eval(script, std::move(k), std::move(a),
-                               [self, h = std::move(h)](error_code ec, redis::Reply reply) mutable {
+      self->commands_.eval(script, std::move(k), std::move(a),
+                           [self, h = std::move(h)](error_code ec, redis::Reply reply, redis::Client* via) mutable {
         if (ec || self->options().confirm_replicas == 0) return std::move(h)(ec, std::move(reply), true);
-        wait_for_replicas(self->client_, self->options().confirm_replicas, self->options().confirm_timeout,
+        if (via == nullptr) return std::move(h)(make_error_code(errc::not_connected), std::move(reply), false);
+        wait_for_replicas(*via, self->options().confirm_replicas, self->options().confirm_timeout,
                           [h = std::move(h), reply = std::move(reply)](error_code, bool enough, const redis::Reply&) mutable {
                             std::move(h)(error_code{}, std::move(reply), enough);
                           });
@@ -181,17 +192,17 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
 
   void leader_of(std::string group, LeaderInfoHandler handler) {
     try {
-      validate_group_name(group);
+      validate_group_name(group, layout());
     } catch (const std::invalid_argument&) {
       return complete_later(strand_, std::move(handler), make_error_code(errc::invalid_argument), LeaderInfo{});
     }
+    std::string key = layout().lease_key(group);
     redis::Request request;
-    request.push({"GET", layout().lease_key(group)})
-        .push({"PTTL", layout().lease_key(group)})
-        .push({"GET", layout().token_key(group)});
-    asio::dispatch(strand_, [self = shared_from_this(), r = std::move(request), h = std::move(handler)]() mutable {
-      self->client_.async_exec(
-          std::move(r), [self, h = std::move(h)](error_code ec, std::vector<redis::Reply> replies) mutable {
+    request.push({"GET", key}).push({"PTTL", key}).push({"GET", layout().token_key(group)});
+    asio::dispatch(strand_, [self = shared_from_this(), r = std::move(request), key = std::move(key),
+                             h = std::move(handler)]() mutable {
+      self->commands_.exec(
+          std::move(r), key, [self, h = std::move(h)](error_code ec, std::vector<redis::Reply> replies) mutable {
             LeaderInfo info;
             if (!ec) ec = parse_leader_info(replies, info);
             complete_later(self->strand_, std::move(h), ec, std::move(info));
@@ -211,8 +222,12 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     Metrics m;
     m.instance = id();
     for (const GroupState* g : core_.groups()) m.groups.push_back(group_metrics(*g, now));
-    m.commands = connection_metrics("commands", client_, now);
-    m.subscriber = connection_metrics("subscriber", subscriber_, now);
+    m.commands = commands_.metrics("commands", now);
+    if (subscriber_) {
+      m.subscriber = connection_metrics("subscriber", *subscriber_, now);
+    } else {
+      m.subscriber.name = "subscriber";
+    }
     m.subscriber.last_reply_age.reset();  // pushes, not replies: see the commands connection
     return m;
   }
@@ -226,12 +241,12 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     h.stopped = phase == Lifecycle::stopping || phase == Lifecycle::stopped;
     h.connected = connected_.load(std::memory_order_relaxed);
     h.notices = notices_up_.load(std::memory_order_relaxed);
-    if (const auto at = client_.last_reply_at()) h.last_reply_age = now - *at;
+    if (const auto at = commands_.last_reply_at()) h.last_reply_age = now - *at;
     if (const std::int64_t seen = loop_seen_ns_.load(std::memory_order_relaxed); seen != 0) {
       h.loop_age = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(to_ns(now) - seen));
     }
     add_group_health(h, core_.groups(), now);
-    const auto& redis = client_.options();
+    const auto& redis = commands_.options();
     h.max_loop_age = options().ttl;
     h.max_reply_age = std::max<Duration>(options().ttl / 2, redis.health_check_interval + redis.command_timeout);
     h.evaluate();
@@ -261,27 +276,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   void start_on_strand() {
     if (core_.lifecycle() != Lifecycle::idle) return;
     pulse();
-    client_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
-    subscriber_.on_state([this](bool up, const Error& error) {
-      notices_up_.store(up, std::memory_order_relaxed);
-      reports_.subscriber(up, error, core_.lifecycle() != Lifecycle::running);
-      // Notices count as available once the pattern is confirmed.
-      if (!up) core_.notices_available(false, Clock::now());
-    });
-    subscriber_.on_error_reply([this](const Error& error) {
-      if (reports_.subscribe_refused(error)) emit_error("", error);
-    });
-    subscriber_.on_subscribed([this](std::string_view) { core_.notices_available(true, Clock::now()); });
-    subscriber_.on_message([this](std::string_view channel, std::string_view releaser) {
-      core_.release_notice(channel, releaser, Clock::now());
-    });
-    // One pattern for the release notices of every group under the prefix
-    // (channels of groups not campaigned for are ignored on arrival).
-    subscriber_.psubscribe({layout().release_pattern()});
-    client_.start();
-    subscriber_.start();
+    commands_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
+    commands_.start();
+    if (subscriber_) listen_for_notices(*subscriber_);
     core_.start(Clock::now());
-    log(LogLevel::info, fmt::format("elector {} started against {}", id(), client_.options().to_string()));
+    log(LogLevel::info, fmt::format("elector {} started against {}", id(), commands_.describe()));
     // Every elector campaigns for "default": two services that both keep the
     // default prefix on one Redis would share (and fight over) one lease.
     if (const auto& prefix = options().key_prefix; prefix == ElectorOptions{}.key_prefix) {
@@ -291,6 +290,26 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
                       "\"billing:leader:\" (docs/configuration.md)",
                       id(), quoted(prefix), prefix));
     }
+  }
+
+  void listen_for_notices(redis::Client& subscriber) {
+    subscriber.on_state([this](bool up, const Error& error) {
+      notices_up_.store(up, std::memory_order_relaxed);
+      reports_.subscriber(up, error, core_.lifecycle() != Lifecycle::running);
+      // Notices count as available once the pattern is confirmed.
+      if (!up) core_.notices_available(false, Clock::now());
+    });
+    subscriber.on_error_reply([this](const Error& error) {
+      if (reports_.subscribe_refused(error)) emit_error("", error);
+    });
+    subscriber.on_subscribed([this](std::string_view) { core_.notices_available(true, Clock::now()); });
+    subscriber.on_message([this](std::string_view channel, std::string_view releaser) {
+      core_.release_notice(channel, releaser, Clock::now());
+    });
+    // One pattern for the release notices of every group under the prefix
+    // (channels of groups not campaigned for are ignored on arrival).
+    subscriber.psubscribe({layout().release_pattern()});
+    subscriber.start();
   }
 
   void on_connection(bool up, const Error& error) {
@@ -436,8 +455,8 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
         complete_later(strand_, std::move(h), make_error_code(errc::stopped), Term{});
       }
     }
-    client_.stop();
-    subscriber_.stop();
+    commands_.stop();
+    if (subscriber_) subscriber_->stop();
     for (auto& h : std::exchange(stop_waiters_, {})) complete_later(strand_, std::move(h), error_code{});
     log(LogLevel::info, fmt::format("elector {} stopped", id()));
   }
@@ -450,8 +469,8 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
 
   const std::string id_;
   asio::strand<asio::any_io_executor> strand_;
-  redis::Client client_;
-  redis::Client subscriber_;
+  Commands commands_;
+  std::unique_ptr<redis::Client> subscriber_;  // release notices; none on a Redis Cluster yet
   const std::string incarnation_;
   RedisTransport transport_;
   ElectorCore core_;

@@ -1,6 +1,7 @@
 #include "elector_core.hpp"
 
 #include "lease_replies.hpp"
+#include "quoted.hpp"
 
 #include <leasehold/log.hpp>
 
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace leasehold::detail {
 namespace {
@@ -33,12 +35,24 @@ bool awaited(const GroupState& g, Command command, std::uint64_t seq) {
 
 }  // namespace
 
+// A hash-tagged layout (Cluster) puts the name between braces: a brace in
+// it would change which part of the key picks the slot.
+void validate_group_name(std::string_view name, const KeyLayout& layout) {
+  leasehold::validate_group_name(name);
+  if (layout.form() == KeyLayout::Form::hash_tagged && name.find_first_of("{}") != std::string_view::npos) {
+    throw std::invalid_argument(fmt::format("invalid group name {}: '{{' and '}}' are not allowed on a Redis "
+                                            "Cluster, where the group name is the keys' hash tag",
+                                            quoted(name)));
+  }
+}
+
 ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::string incarnation,
-                         LeaseTransport& transport, ElectorListener& listener, CoreLimits limits)
+                         LeaseTransport& transport, ElectorListener& listener, CoreLimits limits,
+                         KeyLayout::Form form)
     : options_(validated(std::move(options))),
       id_(std::move(instance_id)),
       incarnation_(std::move(incarnation)),
-      layout_(options_.key_prefix),
+      layout_(options_.key_prefix, form),
       timing_(LeaseTiming::from(options_)),
       ttl_ms_(std::to_string(options_.ttl.count())),
       lease_argv_(id_, ttl_ms_, incarnation_),
@@ -52,13 +66,18 @@ ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::s
   registry_.reserve(options_.groups.size() + 1);
   registry_.insert(std::make_unique<GroupState>("default", context_));
   for (const auto& g : options_.groups) {
+    try {
+      validate_group_name(g, layout_);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("ElectorOptions.groups: {}", e.what()));
+    }
     if (registry_.find(g) == nullptr) registry_.insert(std::make_unique<GroupState>(g, context_));
   }
 }
 
 std::pair<GroupState*, bool> ElectorCore::register_group(std::string_view name) {
   if (GroupState* g = registry_.find(name)) return {g, false};
-  validate_group_name(name);
+  validate_group_name(name, layout_);
   return registry_.insert(std::make_unique<GroupState>(name, context_));
 }
 

@@ -30,6 +30,10 @@
 
 namespace leasehold::detail {
 
+/// validate_group_name(), and for a hash-tagged layout (Cluster) no braces.
+/// Throws std::invalid_argument naming the group.
+void validate_group_name(std::string_view name, const KeyLayout& layout);
+
 /// How much work one turn of the executor takes on.
 struct CoreLimits {
   /// Lease commands awaiting replies at most (see CommandWindow).
@@ -44,8 +48,10 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
  public:
   /// `incarnation`: this elector's (new_incarnation(); a simulation picks
   /// its own, to stay deterministic).
+  /// `form`: hash_tagged on a Redis Cluster (group names then may not hold
+  /// braces).
   ElectorCore(ElectorOptions options, std::string instance_id, std::string incarnation, LeaseTransport& transport,
-              ElectorListener& listener, CoreLimits limits = {});
+              ElectorListener& listener, CoreLimits limits = {}, KeyLayout::Form form = KeyLayout::Form::plain);
   ElectorCore(const ElectorCore&) = delete;
   ElectorCore& operator=(const ElectorCore&) = delete;
 

@@ -6,9 +6,9 @@
 
 namespace leasehold::detail {
 
-RedisTransport::RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id,
+RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id,
                                std::string incarnation, Settings settings)
-    : client_(client),
+    : commands_(commands),
       layout_(std::move(layout)),
       id_(std::move(instance_id)),
       incarnation_(std::move(incarnation)),
@@ -16,11 +16,11 @@ RedisTransport::RedisTransport(redis::Client& client, KeyLayout layout, std::str
       acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
       take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
       settings_(settings) {
-  client_.preload(acquire_);
-  if (settings.reclaim_on_restart) client_.preload(take_over_acquire_);
-  client_.preload(renew_script());
-  client_.preload(release_script());
-  client_.preload(hand_over_script());
+  commands_.preload(acquire_);
+  if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
+  commands_.preload(renew_script());
+  commands_.preload(release_script());
+  commands_.preload(hand_over_script());
 }
 
 namespace {
@@ -37,33 +37,37 @@ bool lease_granted(const redis::Reply& reply) {
 
 void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
   const bool confirming = settings_.confirm_replicas > 0 && command != Command::release;
-  auto answer = [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](error_code ec,
-                                                                                               redis::Reply reply) {
-    if (confirming && !ec && lease_granted(reply)) return confirm(*g, command, seq, *r, std::move(reply));
+  auto answer = [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](
+                    error_code ec, redis::Reply reply, redis::Client* via) {
+    if (confirming && !ec && lease_granted(reply)) return confirm(*g, command, seq, *r, std::move(reply), via);
     r->on_lease_reply(*g, command, seq, ec, reply, Replicated::not_asked, Clock::now());
   };
   switch (command) {
     case Command::acquire: {
       const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
-      return client_.async_eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, std::move(answer));
+      return commands_.eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, g.key, std::move(answer));
     }
-    case Command::renew: return client_.async_eval(renew_script(), g.lease_arguments, std::move(answer));
+    case Command::renew: return commands_.eval(renew_script(), g.lease_arguments, g.key, std::move(answer));
     case Command::release: {
       std::vector<std::string> keys{g.key, layout_.holder_key(g.name)};
       std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
       if (const Bid* to = g.machine.hand_over_target()) {
         args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), ttl_ms_});
-        return client_.async_eval(hand_over_script(), std::move(keys), std::move(args), std::move(answer));
+        return commands_.eval(hand_over_script(), std::move(keys), std::move(args), std::move(answer));
       }
-      return client_.async_eval(release_script(), std::move(keys), std::move(args), std::move(answer));
+      return commands_.eval(release_script(), std::move(keys), std::move(args), std::move(answer));
     }
     case Command::none: return;
   }
 }
 
 void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies,
-                             redis::Reply reply) {
-  wait_for_replicas(client_, settings_.confirm_replicas, settings_.confirm_timeout,
+                             redis::Reply reply, redis::Client* via) {
+  if (via == nullptr) {
+    return replies.on_lease_reply(g, command, seq, make_error_code(errc::not_connected), reply, Replicated::not_asked,
+                                  Clock::now());
+  }
+  wait_for_replicas(*via, settings_.confirm_replicas, settings_.confirm_timeout,
                     [owner = owner_.lock(), g = &g, command, seq, r = &replies, reply = std::move(reply)](
                         error_code ec, bool enough, const redis::Reply& wait) {
                       if (ec) return r->on_lease_reply(*g, command, seq, ec, wait, Replicated::not_asked, Clock::now());

@@ -1,11 +1,12 @@
 #pragma once
-// The lease transport to one Redis server (or one address that fails over
-// behind a name): every group's scripts on one pipelined connection.
+// The lease transport: every group's scripts through Commands (one
+// pipelined connection to a server or Sentinel's master, or a cluster's
+// connection to each group's master), WAIT after them in confirm mode.
 
+#include "commands.hpp"
 #include "lease_transport.hpp"
 
 #include <leasehold/key_layout.hpp>
-#include <leasehold/redis/client.hpp>
 
 #include <chrono>
 #include <memory>
@@ -24,7 +25,7 @@ class RedisTransport final : public LeaseTransport {
     std::chrono::milliseconds ttl{5000};  ///< how long a hand-over seats the bidder
   };
   /// `incarnation`: the elector's (incarnation.hpp); its releases name it.
-  RedisTransport(redis::Client& client, KeyLayout layout, std::string instance_id, std::string incarnation,
+  RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id, std::string incarnation,
                  Settings settings);
 
   /// What the answers must keep alive until they arrive (the elector).
@@ -33,7 +34,7 @@ class RedisTransport final : public LeaseTransport {
   void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) override;
 
  private:
-  redis::Client& client_;
+  Commands& commands_;
   const KeyLayout layout_;
   const std::string id_;
   const std::string incarnation_;
@@ -44,8 +45,9 @@ class RedisTransport final : public LeaseTransport {
   std::weak_ptr<void> owner_;
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
-  /// the same connection, then answer with the replicas' verdict.
-  void confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies, redis::Reply reply);
+  /// the same connection (`via`), then answer with the replicas' verdict.
+  void confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies, redis::Reply reply,
+               redis::Client* via);
 };
 
 }  // namespace leasehold::detail

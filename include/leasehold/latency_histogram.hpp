@@ -38,6 +38,14 @@ class LatencyHistogram {
     ++count_;
   }
 
+  /// Adds every sample of `other` (the connections of a cluster summed into
+  /// one histogram; the buckets are the same for every histogram).
+  void merge(const LatencyHistogram& other) noexcept {
+    for (std::size_t i = 0; i < bucket_count; ++i) buckets_[i] += other.buckets_[i];
+    sum_ += other.sum_;
+    count_ += other.count_;
+  }
+
   /// Number of samples recorded.
   std::uint64_t count() const noexcept { return count_; }
   /// Sum of every sample recorded (mean = sum() / count()).

@@ -65,9 +65,8 @@ struct ClusterNodeAddress {
 /// node; its host, port, unix_socket and database are not used (Redis
 /// Cluster has only database 0).
 ///
-/// Not usable yet: these options are parsed and validated, but a Client or
-/// Elector given them throws std::invalid_argument until the cluster
-/// transport is built (docs/cluster.md).
+/// An Elector given them campaigns on the cluster (docs/cluster.md); a
+/// redis::Client talks to one server and refuses them.
 struct ClusterOptions {
   /// Where to ask for the slot map (CLUSTER SHARDS); at least one. Two or
   /// three from different shards survive a seed that is down.
@@ -108,7 +107,7 @@ struct RedisOptions {
   std::optional<SentinelOptions> sentinel{};
   /// When set, Redis is a Redis Cluster reached through these seed nodes;
   /// host, port and unix_socket are not used (unix_socket must stay empty,
-  /// database 0, sentinel unset). Not usable yet (see ClusterOptions).
+  /// database 0, sentinel unset). See ClusterOptions.
   std::optional<ClusterOptions> cluster{};
   /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
   /// ASCII without spaces; empty: skip.

@@ -189,8 +189,20 @@ void ClusterClient::send(std::shared_ptr<Call> call) {
   }
 }
 
+std::optional<std::chrono::steady_clock::time_point> ClusterClient::last_reply_at() const noexcept {
+  const std::int64_t ns = last_reply_ns_.load(std::memory_order_relaxed);
+  if (ns == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+void ClusterClient::replied() noexcept {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch();
+  last_reply_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(), std::memory_order_relaxed);
+}
+
 void ClusterClient::on_replies(std::shared_ptr<Call> call, const ClusterNode& node, redis::Client* via,
                                error_code ec, std::vector<redis::Reply> replies) {
+  if (!replies.empty() && !is_connection_failure(ec) && ec != errc::stopped && via != nullptr) replied();
   if (is_connection_failure(ec)) {
     // The node may be gone for good (a failover follows): the next command
     // for its slots goes wherever the new map says.
@@ -309,6 +321,7 @@ void ClusterClient::read_map(const std::string& address, bool shards) {
       failed.error = Error{ec ? ec : make_error_code(errc::unexpected_reply), "CLUSTER SHARDS on " + address};
       return me.map_read(std::move(failed));
     }
+    me.replied();
     const redis::Reply& reply = replies.front();
     // Servers before 7.0 do not know SHARDS: ask the older question.
     if (shards && reply.is_error() && classify_server_error(reply.str) != errc::no_permission) {

@@ -30,6 +30,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -80,6 +81,10 @@ class ClusterClient {
   /// The slot map in use (empty before the first).
   const SlotMap& slot_map() const noexcept { return map_; }
   const ClusterStats& stats() const noexcept { return stats_; }
+  /// When the last reply from any node arrived (an error reply counts, a
+  /// connection failure does not), or nullopt before the first. Callable
+  /// from any thread: one atomic load.
+  std::optional<std::chrono::steady_clock::time_point> last_reply_at() const noexcept;
   /// The connection to each node it has talked to, by "host:port".
   std::vector<std::pair<std::string, const redis::Client*>> nodes() const;
 
@@ -140,6 +145,8 @@ class ClusterClient {
   std::vector<std::weak_ptr<Call>> delayed_;  // calls waiting out a backoff, failed by stop()
   // Lets replies that arrive after destruction see it (they then only complete their caller).
   std::shared_ptr<ClusterClient*> self_ = std::make_shared<ClusterClient*>(this);
+  std::atomic<std::int64_t> last_reply_ns_{0};  // steady_clock, 0: none yet
+  void replied() noexcept;
 };
 
 }  // namespace leasehold::cluster::detail

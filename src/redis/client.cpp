@@ -74,10 +74,11 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         stop_signal_(ex_) {
     options_.validate();
     if (options_.cluster) {
-      // Parsed and validated, but there is no cluster transport yet: refuse
-      // rather than connect to host:port as if it were one server.
+      // One connection to one server: refuse rather than connect to
+      // host:port as if it were the cluster.
       throw std::invalid_argument("RedisOptions.cluster: " + options_.to_string() +
-                                  " names a Redis Cluster, which this version of leasehold cannot connect to yet");
+                                  " names a Redis Cluster; a redis::Client talks to one server (an Elector "
+                                  "reaches a cluster through one connection per node)");
     }
     if (options_.sentinel) {
       resolver_.emplace(options_);

@@ -254,9 +254,9 @@ TEST(ClusterOptionsValidate, DesignatedInitializersKeepTheDefaults) {
   EXPECT_EQ(redis.to_string(), "redis-cluster://127.0.0.1:6379");
 }
 
-// Until the cluster transport exists, a client given a cluster must refuse
-// rather than connect to host:port as if it were one server.
-TEST(ClusterOptionsValidate, AClientRefusesAClusterItCannotReachYet) {
+// A Client is one connection to one server: given a cluster it must refuse
+// rather than connect to host:port as if it were the cluster.
+TEST(ClusterOptionsValidate, AOneServerClientRefusesACluster) {
   boost::asio::io_context io;
   const auto options = RedisOptions::from_url("redis-cluster://:S3cret@n1:7000");
   try {
@@ -264,7 +264,7 @@ TEST(ClusterOptionsValidate, AClientRefusesAClusterItCannotReachYet) {
     FAIL() << "expected the client to refuse a cluster";
   } catch (const std::invalid_argument& e) {
     const std::string message = e.what();
-    EXPECT_TRUE(contains(message, "cannot connect to yet")) << message;
+    EXPECT_TRUE(contains(message, "talks to one server")) << message;
     EXPECT_TRUE(contains(message, "redis-cluster://:***@n1:7000")) << message;
     EXPECT_FALSE(contains(message, "S3cret")) << message;
   }
