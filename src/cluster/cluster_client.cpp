@@ -78,7 +78,10 @@ const redis::Reply* cluster_error_in(const std::vector<redis::Reply>& replies) {
 }  // namespace
 
 ClusterClient::ClusterClient(asio::any_io_executor executor, RedisOptions options)
-    : executor_(std::move(executor)), options_(validated(std::move(options))), refresh_timer_(executor_) {}
+    : executor_(std::move(executor)),
+      options_(validated(std::move(options))),
+      refresh_timer_(executor_),
+      ready_timer_(executor_) {}
 
 ClusterClient::~ClusterClient() {
   *self_ = nullptr;
@@ -107,6 +110,7 @@ void ClusterClient::stop() {
   if (stopped_) return;
   stopped_ = true;
   refresh_timer_.cancel();
+  ready_timer_.cancel();
   for (const auto& weak : delayed_) {
     if (auto call = weak.lock(); call && call->backoff) call->backoff->cancel();
   }
@@ -262,9 +266,28 @@ void ClusterClient::node_state(const std::string& address, bool up) {
   if (stopped_) return;
   // The first connection to come up reads the map; a connection lost may
   // mean a failover: read it again.
-  if (up && !ready_) return refresh();
+  if (up && !ready_) {
+    if (map_.empty()) return refresh();
+    return maybe_ready();
+  }
   if (!up) refresh_soon();
   (void)address;
+}
+
+// Up once the first map's masters are connected (a command made before
+// would fail: redis::Client does not queue while connecting), or after
+// connect_timeout with whichever are: a master that is down fails only its
+// own slots' commands.
+void ClusterClient::maybe_ready() {
+  if (ready_ || stopped_ || map_.empty()) return;
+  if (!ready_wait_over_) {
+    for (const ClusterNode& master : map_.masters()) {
+      if (!client_for(master).connected()) return;
+    }
+  }
+  ready_ = true;
+  ready_timer_.cancel();
+  if (on_state_) on_state_(true, Error{});
 }
 
 // ---- the slot map --------------------------------------------------------------
@@ -344,10 +367,16 @@ void ClusterClient::map_read(SlotMapReading reading) {
       // Connect to new masters now, not on their first command.
       for (const ClusterNode& master : map_.masters()) client_for(master);
     }
-    if (!ready_) {
-      ready_ = true;
-      if (on_state_) on_state_(true, Error{});
+    if (!ready_ && !ready_timer_armed_) {
+      ready_timer_armed_ = true;
+      ready_timer_.expires_after(options_.connect_timeout);
+      ready_timer_.async_wait([self = self_](error_code ec) {
+        if (ec || *self == nullptr) return;
+        (*self)->ready_wait_over_ = true;
+        (*self)->maybe_ready();
+      });
     }
+    maybe_ready();
   }
   if (refresh_again_) {
     refresh_again_ = false;

@@ -12,8 +12,8 @@
 // are not touched. Nothing is queued across a reconnect or a failover: a
 // lease command must not be replayed later than it was meant.
 //
-// The cluster counts as up (on_state) from the first slot map read until
-// stop(). A slot no master serves is answered as the nodes would answer it
+// The cluster counts as up (on_state) from the first slot map read, once its
+// masters are connected (at most connect_timeout later), until stop(). A slot no master serves is answered as the nodes would answer it
 // (CLUSTERDOWN), so its commands retry within their budget.
 //
 // Threading: as redis::Client: not thread-safe; call it and let its handlers
@@ -73,8 +73,8 @@ class ClusterClient {
   /// Closes every connection; pending commands fail with errc::stopped.
   void stop();
 
-  /// Called when the cluster becomes usable (the first slot map: up, no
-  /// error) and on stop (down, errc::stopped). Set before start().
+  /// Called when the cluster becomes usable (the first slot map, its
+  /// masters connected or connect_timeout passed: up, no error) and on stop (down, errc::stopped). Set before start().
   void on_state(StateHandler handler) { on_state_ = std::move(handler); }
   /// A slot map has been read.
   bool ready() const noexcept { return ready_; }
@@ -128,6 +128,7 @@ class ClusterClient {
   void read_map(const std::string& address, bool shards);
   void map_read(SlotMapReading reading);
   void arm_periodic_refresh();
+  void maybe_ready();
 
   boost::asio::any_io_executor executor_;
   RedisOptions options_;
@@ -142,6 +143,9 @@ class ClusterClient {
   bool refreshing_ = false;       // a CLUSTER SHARDS/SLOTS is in flight
   bool refresh_again_ = false;    // ... and another was asked for meanwhile
   boost::asio::steady_timer refresh_timer_;
+  boost::asio::steady_timer ready_timer_;  // bounds the wait for the first map's masters
+  bool ready_timer_armed_ = false;
+  bool ready_wait_over_ = false;
   std::vector<std::weak_ptr<Call>> delayed_;  // calls waiting out a backoff, failed by stop()
   // Lets replies that arrive after destruction see it (they then only complete their caller).
   std::shared_ptr<ClusterClient*> self_ = std::make_shared<ClusterClient*>(this);

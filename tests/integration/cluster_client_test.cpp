@@ -97,6 +97,13 @@ TEST(ClusterClient, SendsEveryKeyToTheMasterOfItsSlotOnEveryShard) {
   ASSERT_TRUE(started(io, client));
   EXPECT_TRUE(client.slot_map().covers_all());
   EXPECT_EQ(client.slot_map().masters().size(), 3u);
+  // Up means the masters' connections are up too: a first command sent at
+  // once must not find its master still connecting.
+  for (const auto& master : client.slot_map().masters()) {
+    bool connected = false;
+    for (const auto& [address, node] : client.nodes()) connected = connected || (address == master.to_string() && node->connected());
+    EXPECT_TRUE(connected) << master.to_string();
+  }
 
   std::set<std::size_t> shards;
   for (int i = 0; i < 100; ++i) {
