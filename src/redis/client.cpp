@@ -131,6 +131,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
     message_handler_ = nullptr;
     subscribed_handler_ = nullptr;
     error_reply_handler_ = nullptr;
+    dropped_handler_ = nullptr;
   }
 
   const asio::any_io_executor& executor() const noexcept { return ex_; }
@@ -149,6 +150,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   void on_message(Client::MessageHandler h) { message_handler_ = std::move(h); }
   void on_subscribed(Client::SubscribedHandler h) { subscribed_handler_ = std::move(h); }
   void on_error_reply(Client::ErrorReplyHandler h) { error_reply_handler_ = std::move(h); }
+  void on_dropped(Client::SubscribedHandler h) { dropped_handler_ = std::move(h); }
   void preload(const Script& script) { preloaded_.push_back(&script); }
 
   // ---- requests -----------------------------------------------------------
@@ -180,6 +182,12 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   }
   void unsubscribe(const std::vector<std::string>& channels) {
     send_pubsub([&](std::string& out) { return subscriber_.unsubscribe(channels, out); });
+  }
+  void ssubscribe(const std::vector<std::string>& channels) {
+    send_pubsub([&](std::string& out) { return subscriber_.ssubscribe(channels, out); });
+  }
+  void sunsubscribe(const std::vector<std::string>& channels) {
+    send_pubsub([&](std::string& out) { return subscriber_.sunsubscribe(channels, out); });
   }
   bool subscribed() const noexcept { return connected() && subscriber_.confirmed(); }
 
@@ -444,6 +452,9 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         last_error_ = event.error;
         if (error_reply_handler_) error_reply_handler_(last_error_);
         break;
+      case Subscriber::Event::Kind::dropped:
+        if (dropped_handler_) dropped_handler_(event.channel);
+        break;
       case Subscriber::Event::Kind::protocol_error:
         return event.error;
       case Subscriber::Event::Kind::none:
@@ -514,6 +525,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   Client::MessageHandler message_handler_;
   Client::SubscribedHandler subscribed_handler_;
   Client::ErrorReplyHandler error_reply_handler_;
+  Client::SubscribedHandler dropped_handler_;
   std::vector<const Script*> preloaded_;
   std::optional<Stream> stream_;
   ReplyDecoder decoder_;
@@ -567,6 +579,9 @@ void Client::preload(const Script& script) { impl_->preload(script); }
 void Client::subscribe(const std::vector<std::string>& channels) { impl_->subscribe(channels); }
 void Client::psubscribe(const std::vector<std::string>& patterns) { impl_->psubscribe(patterns); }
 void Client::unsubscribe(const std::vector<std::string>& channels) { impl_->unsubscribe(channels); }
+void Client::ssubscribe(const std::vector<std::string>& channels) { impl_->ssubscribe(channels); }
+void Client::sunsubscribe(const std::vector<std::string>& channels) { impl_->sunsubscribe(channels); }
+void Client::on_dropped(SubscribedHandler handler) { impl_->on_dropped(std::move(handler)); }
 bool Client::subscribed() const noexcept { return impl_->subscribed(); }
 
 void Client::start_exec(Request request, ExecHandler handler, bool direct) {

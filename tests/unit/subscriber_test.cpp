@@ -152,3 +152,64 @@ TEST(Subscriber, AnythingElseIsAProtocolError) {
 }
 
 }  // namespace
+
+namespace {
+
+// Sharded pub/sub (Redis Cluster): one SSUBSCRIBE per channel, since one
+// command may name channels of a single slot only.
+TEST(Subscriber, ShardChannelsAreSubscribedOneCommandEachAndAgainOnANewConnection) {
+  Subscriber s;
+  std::string out;
+  EXPECT_EQ(s.ssubscribe({"a:{x}", "b:{y}", "a:{x}"}, out), 2u);
+  EXPECT_EQ(out, encoded({"SSUBSCRIBE", "a:{x}"}) + encoded({"SSUBSCRIBE", "b:{y}"}));
+  out.clear();
+  EXPECT_EQ(s.ssubscribe({"a:{x}"}, out), 0u);
+  s.subscribe({"plain"}, out);
+  out.clear();
+  EXPECT_EQ(s.resubscribe(out), 3u);
+  EXPECT_EQ(out, encoded({"SUBSCRIBE", "plain"}) + encoded({"SSUBSCRIBE", "a:{x}"}) + encoded({"SSUBSCRIBE", "b:{y}"}));
+  out.clear();
+  EXPECT_EQ(s.sunsubscribe({"b:{y}", "never"}, out), 1u);
+  EXPECT_EQ(out, encoded({"SUNSUBSCRIBE", "b:{y}"}));
+}
+
+TEST(Subscriber, ShardChannelsAreCountedApartFromChannels) {
+  Subscriber s;
+  std::string out;
+  s.subscribe({"plain"}, out);
+  s.ssubscribe({"a:{x}", "b:{y}"}, out);
+  EXPECT_EQ(s.on_push(push({"subscribe", "plain"}, 1)).kind, Kind::subscribed);
+  EXPECT_FALSE(s.confirmed());
+  const auto first = s.on_push(push({"ssubscribe", "a:{x}"}, 1));
+  EXPECT_EQ(first.kind, Kind::subscribed);
+  EXPECT_EQ(first.channel, "a:{x}");
+  EXPECT_FALSE(s.confirmed()) << "the server counts shard channels on their own: 1 of 2";
+  s.on_push(push({"ssubscribe", "b:{y}"}, 2));
+  EXPECT_TRUE(s.confirmed());
+  const auto message = s.on_push(push({"smessage", "a:{x}", "releaser"}));
+  EXPECT_EQ(message.kind, Kind::message);
+  EXPECT_EQ(message.channel, "a:{x}");
+  EXPECT_EQ(message.payload, "releaser");
+}
+
+TEST(Subscriber, AShardChannelTheServerEndsIsReportedDroppedAndNoLongerWanted) {
+  Subscriber s;
+  std::string out;
+  s.ssubscribe({"a:{x}", "b:{y}"}, out);
+  s.on_push(push({"ssubscribe", "a:{x}"}, 1));
+  s.on_push(push({"ssubscribe", "b:{y}"}, 2));
+  // Our own SUNSUBSCRIBE's confirmation says nothing.
+  out.clear();
+  s.sunsubscribe({"b:{y}"}, out);
+  EXPECT_EQ(s.on_push(push({"sunsubscribe", "b:{y}"}, 1)).kind, Kind::none);
+  EXPECT_TRUE(s.confirmed());
+  // One we still wanted: the slot moved to another node.
+  const auto dropped = s.on_push(push({"sunsubscribe", "a:{x}"}, 0));
+  EXPECT_EQ(dropped.kind, Kind::dropped);
+  EXPECT_EQ(dropped.channel, "a:{x}");
+  EXPECT_TRUE(s.confirmed());
+  out.clear();
+  EXPECT_EQ(s.resubscribe(out), 0u) << "a dropped channel is not asked for again on this connection";
+}
+
+}  // namespace

@@ -196,6 +196,17 @@ class Client {
   /// Role::subscriber: stops wanting `channels` (names never subscribed are
   /// ignored) and sends UNSUBSCRIBE for them if connected.
   void unsubscribe(const std::vector<std::string>& channels);
+  /// Role::subscriber: Redis Cluster shard channels (SSUBSCRIBE, one command
+  /// each), now and after every reconnect; their messages reach on_message,
+  /// confirmations on_subscribed. The node must serve each channel's slot
+  /// (else it refuses with MOVED: on_error_reply).
+  void ssubscribe(const std::vector<std::string>& channels);
+  /// Role::subscriber: stops wanting shard channels and sends SUNSUBSCRIBE.
+  void sunsubscribe(const std::vector<std::string>& channels);
+  /// Sets the callback for shard channels the server ended without being
+  /// asked (their slot moved to another node); they are no longer wanted
+  /// here. Set it before start() to miss none.
+  void on_dropped(SubscribedHandler handler);
   /// Role::subscriber: glob patterns (PSUBSCRIBE), now and after every
   /// reconnect; their messages reach on_message with the channel they were
   /// published on, confirmations reach on_subscribed with the pattern.
