@@ -32,6 +32,8 @@ class Commands {
   Commands& operator=(const Commands&) = delete;
 
   bool is_cluster() const noexcept { return cluster_.has_value(); }
+  /// The cluster client, or nullptr for one server.
+  cluster::detail::ClusterClient* cluster() noexcept { return cluster_ ? &*cluster_ : nullptr; }
   const RedisOptions& options() const noexcept;
   /// For logs: the server, the sentinels or the seeds (never a password).
   std::string describe() const { return options().to_string(); }

@@ -6,6 +6,7 @@
 #include <leasehold/log.hpp>
 #include <leasehold/redis/client.hpp>
 
+#include "cluster/cluster_notices.hpp"
 #include "complete.hpp"
 #include "connection_reports.hpp"
 #include "event_callbacks.hpp"
@@ -49,8 +50,8 @@ Duration pulse_period(const ElectorOptions& o) {
   return std::clamp<Duration>(o.ttl / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(500));
 }
 
-// The release notices' connection. None on a Redis Cluster yet: standbys
-// there look for a released lease at retry_interval (sharded pub/sub next).
+// The release notices' connection (one server, Sentinel); a Redis Cluster's
+// go through sharded pub/sub instead (ClusterNotices).
 std::unique_ptr<redis::Client> make_subscriber(const asio::any_io_executor& executor, RedisOptions o) {
   if (o.cluster) return nullptr;
   if (!o.client_name.empty()) o.client_name += "-sub";
@@ -72,10 +73,14 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
         strand_(asio::make_strand(io)),
         commands_(strand_, redis),
         subscriber_(make_subscriber(strand_, redis)),
+        cluster_notices_(commands_.is_cluster()
+                             ? std::make_unique<cluster::detail::ClusterNotices>(*commands_.cluster(), redis)
+                             : nullptr),
         incarnation_(new_incarnation()),
         transport_(commands_, KeyLayout(options.key_prefix, key_form(redis)), id_, incarnation_,
                    {options.empty_restart_guard, options.reclaim_on_restart, options.confirm_replicas,
-                    options.confirm_timeout, options.ttl}),
+                    options.confirm_timeout, options.ttl,
+                    redis.cluster ? Notices::sharded : Notices::published}),
         core_(std::move(options), id_, incarnation_, transport_, *this, CoreLimits{}, key_form(redis)),
         events_(callbacks, id_),
         reports_(id_, commands_.describe(), core_.options().retry_interval),
@@ -101,7 +106,10 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   GroupState& register_group(std::string_view name) {
     auto [g, fresh] = core_.register_group(name);
     if (fresh) {
-      asio::post(strand_, [self = shared_from_this(), g = g] { self->core_.begin(*g, Clock::now()); });
+      asio::post(strand_, [self = shared_from_this(), g = g] {
+        self->core_.begin(*g, Clock::now());
+        if (self->cluster_notices_) self->cluster_notices_->watch(self->layout().release_channel(g->name));
+      });
     }
     return *g;
   }
@@ -280,6 +288,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     commands_.start();
     if (subscriber_) listen_for_notices(*subscriber_);
     core_.start(Clock::now());
+    if (cluster_notices_) listen_for_shard_notices(*cluster_notices_);
     log(LogLevel::info, fmt::format("elector {} started against {}", id(), commands_.describe()));
     // Every elector campaigns for "default": two services that both keep the
     // default prefix on one Redis would share (and fight over) one lease.
@@ -310,6 +319,19 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     // (channels of groups not campaigned for are ignored on arrival).
     subscriber.psubscribe({layout().release_pattern()});
     subscriber.start();
+  }
+
+  // A Redis Cluster: each group's shard channel on its slot's master, each
+  // group told on its own when its notices come and go.
+  void listen_for_shard_notices(cluster::detail::ClusterNotices& notices) {
+    notices.on_message([this](std::string_view channel, std::string_view releaser) {
+      core_.release_notice(channel, releaser, Clock::now());
+    });
+    notices.on_availability([this](std::string_view channel, bool available) {
+      core_.channel_notices(channel, available, Clock::now());
+    });
+    notices.start();
+    for (const GroupState* g : core_.groups()) notices.watch(layout().release_channel(g->name));
   }
 
   void on_connection(bool up, const Error& error) {
@@ -457,6 +479,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     }
     commands_.stop();
     if (subscriber_) subscriber_->stop();
+    if (cluster_notices_) cluster_notices_->stop();
     for (auto& h : std::exchange(stop_waiters_, {})) complete_later(strand_, std::move(h), error_code{});
     log(LogLevel::info, fmt::format("elector {} stopped", id()));
   }
@@ -470,7 +493,8 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   const std::string id_;
   asio::strand<asio::any_io_executor> strand_;
   Commands commands_;
-  std::unique_ptr<redis::Client> subscriber_;  // release notices; none on a Redis Cluster yet
+  std::unique_ptr<redis::Client> subscriber_;  // release notices (one server, Sentinel)
+  std::unique_ptr<cluster::detail::ClusterNotices> cluster_notices_;  // ... on a Redis Cluster
   const std::string incarnation_;
   RedisTransport transport_;
   ElectorCore core_;

@@ -194,6 +194,13 @@ void ElectorCore::notices_available(bool available, TimePoint now) {
   for (GroupState* g : begun_) apply(*g, g->machine.on_notices_available(now, available), now);
 }
 
+void ElectorCore::channel_notices(std::string_view channel, bool available, TimePoint now) {
+  const auto name = layout_.group_of_channel(channel);
+  if (!name) return;
+  GroupState* g = registry_.find(*name);
+  if (g != nullptr && g->begun) apply(*g, g->machine.on_notices_available(now, available), now);
+}
+
 void ElectorCore::release_notice(std::string_view channel, std::string_view releaser, TimePoint now) {
   const auto name = layout_.group_of_channel(channel);
   if (!name) return;

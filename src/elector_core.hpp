@@ -84,6 +84,9 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   void connection_switching(TimePoint now);
   bool connected() const noexcept { return connected_; }
   void notices_available(bool available, TimePoint now);
+  /// One group's notices, by its release channel (a Redis Cluster, where
+  /// each group's shard channel is subscribed on its own).
+  void channel_notices(std::string_view channel, bool available, TimePoint now);
   void release_notice(std::string_view channel, std::string_view releaser, TimePoint now);
   /// Ends the group's term; releases once its guarded work has finished
   /// (bounded by drain_timeout), at once when none runs.

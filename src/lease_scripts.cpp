@@ -108,21 +108,37 @@ return 1
   return script;
 }
 
-const redis::Script& release_script() {
-  static const redis::Script script(std::string(release_check).append(R"lua(redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], ARGV[1])
-return 1
-)lua"));
-  return script;
+namespace {
+
+// The notice goes out with PUBLISH, or on a Redis Cluster with SPUBLISH to
+// the group's shard channel (in the keys' slot: only that shard hears it).
+std::string release_body(std::string_view publish) {
+  return std::string(release_check)
+      .append("redis.call('DEL', KEYS[1])\nredis.call('")
+      .append(publish)
+      .append("', ARGV[2], ARGV[1])\nreturn 1\n");
 }
 
-const redis::Script& hand_over_script() {
-  static const redis::Script script(std::string(release_check).append(R"lua(redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[7])
-redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])
-redis.call('PUBLISH', ARGV[2], ARGV[1])
-return 1
-)lua"));
-  return script;
+std::string hand_over_body(std::string_view publish) {
+  return std::string(release_check)
+      .append("redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[7])\n"
+              "redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])\nredis.call('")
+      .append(publish)
+      .append("', ARGV[2], ARGV[1])\nreturn 1\n");
+}
+
+}  // namespace
+
+const redis::Script& release_script(Notices notices) {
+  static const redis::Script published(release_body("PUBLISH"));
+  static const redis::Script sharded(release_body("SPUBLISH"));
+  return notices == Notices::sharded ? sharded : published;
+}
+
+const redis::Script& hand_over_script(Notices notices) {
+  static const redis::Script published(hand_over_body("PUBLISH"));
+  static const redis::Script sharded(hand_over_body("SPUBLISH"));
+  return notices == Notices::sharded ? sharded : published;
 }
 
 }  // namespace leasehold::detail

@@ -12,6 +12,8 @@
 
 #include <leasehold/redis/script.hpp>
 
+#include <cstdint>
+
 namespace leasehold::detail {
 
 /// KEYS: lease, fencing counter, holder record, bid. ARGV: instance id, ttl
@@ -44,17 +46,21 @@ const redis::Script& guarded_acquire_script(bool take_over = false);
 /// common answers are integers: no array to allocate per renewal.
 const redis::Script& renew_script();
 
+/// How a release notice is sent: PUBLISH (one server, Sentinel) or SPUBLISH
+/// to the group's shard channel (Redis Cluster).
+enum class Notices : std::uint8_t { published, sharded };
+
 /// KEYS: lease, holder record. ARGV: instance id, release channel,
 /// incarnation ("" for any: an operator acting as the id). Deletes the key
 /// and publishes the id on the channel only if the key holds this id (and
 /// incarnation); returns 1 then, else 0.
-const redis::Script& release_script();
+const redis::Script& release_script(Notices notices = Notices::published);
 
 /// KEYS: lease, holder record. ARGV: instance id, release channel,
 /// incarnation, then the bidder's id, incarnation and priority, and the ttl
 /// in ms. As release_script(), but instead of deleting the key it seats the
 /// bidder as holder for one ttl (the bidder's next acquire re-claims it, a
 /// new term), so that no other standby can slip in between.
-const redis::Script& hand_over_script();
+const redis::Script& hand_over_script(Notices notices = Notices::published);
 
 }  // namespace leasehold::detail

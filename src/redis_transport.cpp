@@ -19,8 +19,8 @@ RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string
   commands_.preload(acquire_);
   if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
   commands_.preload(renew_script());
-  commands_.preload(release_script());
-  commands_.preload(hand_over_script());
+  commands_.preload(release_script(settings.notices));
+  commands_.preload(hand_over_script(settings.notices));
 }
 
 namespace {
@@ -53,9 +53,9 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
       std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
       if (const Bid* to = g.machine.hand_over_target()) {
         args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), ttl_ms_});
-        return commands_.eval(hand_over_script(), std::move(keys), std::move(args), std::move(answer));
+        return commands_.eval(hand_over_script(settings_.notices), std::move(keys), std::move(args), std::move(answer));
       }
-      return commands_.eval(release_script(), std::move(keys), std::move(args), std::move(answer));
+      return commands_.eval(release_script(settings_.notices), std::move(keys), std::move(args), std::move(answer));
     }
     case Command::none: return;
   }

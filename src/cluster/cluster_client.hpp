@@ -30,6 +30,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -76,6 +77,11 @@ class ClusterClient {
   /// Called when the cluster becomes usable (the first slot map, its
   /// masters connected or connect_timeout passed: up, no error) and on stop (down, errc::stopped). Set before start().
   void on_state(StateHandler handler) { on_state_ = std::move(handler); }
+  /// Called after the slot map changed (the first one included), on the
+  /// executor. Set before start().
+  void on_map_change(std::function<void()> handler) { on_map_change_ = std::move(handler); }
+  /// Reads the slot map again soon (one read in flight however many ask).
+  void request_refresh() { refresh_soon(); }
   /// A slot map has been read.
   bool ready() const noexcept { return ready_; }
   /// The slot map in use (empty before the first).
@@ -137,6 +143,7 @@ class ClusterClient {
   SlotMap map_;
   ClusterStats stats_;
   StateHandler on_state_;
+  std::function<void()> on_map_change_;
   bool started_ = false;
   bool stopped_ = false;
   bool ready_ = false;

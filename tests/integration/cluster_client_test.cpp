@@ -1,9 +1,11 @@
 // The cluster client against real Redis Clusters the harness starts: routing
 // by slot to every shard, slot migrations (ASK, then MOVED), a killed master
 // (its slots fail, then move to the promoted replica; other shards go on),
-// CLUSTERDOWN retried within the budget, then given up.
+// CLUSTERDOWN retried within the budget, then given up; and the release
+// notices' shard channels, followed through a slot migration.
 
 #include "cluster/cluster_client.hpp"
+#include "cluster/cluster_notices.hpp"
 #include "cluster/key_slot.hpp"
 #include "support/admin_client.hpp"
 #include "support/cluster_topology.hpp"
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -250,6 +253,66 @@ TEST(ClusterClient, RefusesOptionsWithoutSeedsAndFailsCommandsBeforeStart) {
   EXPECT_FALSE(ec.has_value()) << "completed inside the call";
   ASSERT_TRUE(run_until(io, [&] { return ec.has_value(); }));
   EXPECT_EQ(*ec, errc::not_connected);
+}
+
+}  // namespace
+
+// ---- release notices through sharded pub/sub ---------------------------------
+
+namespace {
+
+// A hash-tagged channel whose slot `master` serves.
+std::string channel_served_by(const ClusterTopology& topology, std::size_t master) {
+  for (int i = 0; i < 10000; ++i) {
+    std::string channel = "notice:{g" + std::to_string(i) + "}:released";
+    if (topology.master_of_slot(cluster::key_slot(channel)) == master) return channel;
+  }
+  throw std::runtime_error("no channel for node " + std::to_string(master));
+}
+
+TEST(ClusterNotices, HearsTheShardChannelOfEverySlotAndFollowsAMigratedSlot) {
+  ClusterTopologyOptions options;
+  options.replicas_per_master = 0;
+  ClusterTopology topology(options);
+  boost::asio::io_context io;
+  const auto masters = topology.masters();
+  cluster::ClusterClient client(io.get_executor(), cluster_options(topology, masters));
+  cluster::ClusterNotices notices(client, cluster_options(topology, masters));
+  std::vector<std::pair<std::string, std::string>> heard;
+  std::map<std::string, bool> available;
+  notices.on_message([&](std::string_view c, std::string_view p) { heard.emplace_back(c, p); });
+  notices.on_availability([&](std::string_view c, bool up) { available[std::string(c)] = up; });
+  client.start();
+  notices.start();
+  // Channels on every shard, watched before the map is known.
+  std::vector<std::string> channels;
+  for (const std::size_t m : masters) channels.push_back(channel_served_by(topology, m));
+  for (const auto& c : channels) notices.watch(c);
+  ASSERT_TRUE(run_until(io, [&] { return notices.confirmed() == channels.size(); }, 20s));
+
+  auto publish = [&](const std::string& channel, const std::string& payload) {
+    const std::size_t master = topology.master_of_slot(topology.key_slot(channel));
+    return topology.node(master).admin().call({"SPUBLISH", channel, payload});
+  };
+  for (const auto& c : channels) EXPECT_EQ(publish(c, "from " + c).integer, 1) << c;
+  ASSERT_TRUE(run_until(io, [&] { return heard.size() == channels.size(); }));
+  for (std::size_t i = 0; i < channels.size(); ++i) EXPECT_EQ(heard[i].first, channels[i]);
+
+  // The first channel's slot moves to another master: the old one ends the
+  // subscription, the channel is subscribed again on the new one.
+  const int slot = cluster::key_slot(channels[0]);
+  const std::size_t to = masters[1];
+  topology.begin_migration(slot, to);
+  topology.finish_migration(slot);
+  ASSERT_TRUE(run_until(io, [&] {
+    const auto* master = client.slot_map().master_of(static_cast<std::uint16_t>(slot));
+    return master != nullptr && master->port == topology.node(to).port() && available[channels[0]] &&
+           notices.confirmed() == channels.size();
+  }, 20s));
+  heard.clear();
+  EXPECT_EQ(publish(channels[0], "after the move").integer, 1);
+  ASSERT_TRUE(run_until(io, [&] { return heard.size() == 1; }));
+  EXPECT_EQ(heard[0].second, "after the move");
 }
 
 }  // namespace

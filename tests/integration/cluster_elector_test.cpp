@@ -104,8 +104,7 @@ TEST(ClusterElector, GroupsSpreadOverEveryShardHaveOneLeaderEachWithTheirKeysInO
   EXPECT_TRUE(fleet.metrics(0).commands.connected);
   EXPECT_GT(fleet.metrics(0).commands.commands_sent, 0u);
 
-  // A step-down hands the group over (by polling: notices need sharded
-  // pub/sub, which comes later).
+  // A step-down hands the group over.
   const std::size_t first = fleet.leaders("g0").front();
   std::optional<leasehold::error_code> stepped;
   fleet.at(first).step_down("g0", [&](leasehold::error_code ec) { stepped = ec; });
@@ -113,6 +112,36 @@ TEST(ClusterElector, GroupsSpreadOverEveryShardHaveOneLeaderEachWithTheirKeysInO
     return stepped.has_value() && fleet.leaders("g0").size() == 1 && fleet.leaders("g0").front() != first;
   }, 10s));
   EXPECT_FALSE(*stepped);
+}
+
+// With a 30 s ttl and a 20 s retry interval, a standby that took over
+// within 10 s of a step-down heard the release on the group's shard channel:
+// it would otherwise look again only 20 s after its last attempt.
+TEST(ClusterElector, AStepDownIsHeardOnTheGroupsShardChannel) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  const std::vector<std::string> groups{"orders", "billing", "reports"};
+  Fleet fleet(cluster_url_options(topology));
+  for (const char* id : {"a", "b"}) {
+    ElectorOptions o = options_for(id, groups, 30000ms);
+    o.retry_interval = 20000ms;
+    o.empty_restart_guard = false;
+    fleet.add(o);
+  }
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
+  // Both electors' channels confirmed before the step-downs (a standby
+  // subscribes after its first acquire attempt at the latest).
+  leasehold::test::run_for(fleet.io, 1s);
+  for (const auto& g : groups) {
+    const std::size_t leader = fleet.leaders(g).front();
+    std::optional<leasehold::error_code> stepped;
+    fleet.at(leader).step_down(g, [&](leasehold::error_code ec) { stepped = ec; });
+    ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] {
+      return stepped.has_value() && fleet.leaders(g).size() == 1 && fleet.leaders(g).front() != leader;
+    }, 10s)) << g << ": the standby did not take over at the release notice";
+    EXPECT_FALSE(*stepped);
+  }
 }
 
 TEST(ClusterElector, GroupNamesWithBracesAreRefusedNamingTheGroup) {

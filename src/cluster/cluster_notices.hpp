@@ -1,0 +1,72 @@
+#pragma once
+// Release notices on a Redis Cluster: each watched channel (a group's, in the
+// group's slot) is subscribed with SSUBSCRIBE on the master that serves its
+// slot, through one subscriber connection per master. When the slot map
+// says a slot moved, or a node ends a subscription itself (it does when the
+// slot migrates away: a server-sent sunsubscribe), the channel is moved to
+// the new master. Each channel's availability is reported: a standby whose
+// channel is not confirmed polls instead (LeaseMachine).
+//
+// Threading: as ClusterClient (its executor), which it shares.
+
+#include "cluster_client.hpp"
+
+#include <leasehold/redis/client.hpp>
+#include <leasehold/redis_options.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace leasehold::cluster::detail {
+
+class ClusterNotices {
+ public:
+  using MessageHandler = redis::Client::MessageHandler;
+  /// `channel`'s subscription is confirmed (true) or lost (false).
+  using AvailabilityHandler = std::function<void(std::string_view channel, bool available)>;
+
+  /// Subscribes through connections made with `options` (the cluster's; the
+  /// client name gets "-sub"), following `map_source`'s slot map.
+  ClusterNotices(ClusterClient& map_source, RedisOptions options);
+  ~ClusterNotices();
+  ClusterNotices(const ClusterNotices&) = delete;
+  ClusterNotices& operator=(const ClusterNotices&) = delete;
+
+  /// Set both before start().
+  void on_message(MessageHandler handler) { on_message_ = std::move(handler); }
+  void on_availability(AvailabilityHandler handler) { on_availability_ = std::move(handler); }
+
+  void start();
+  void stop();
+  /// Subscribes `channel` now (or once the slot map is known) and keeps it
+  /// subscribed until stop().
+  void watch(const std::string& channel);
+  /// How many watched channels are confirmed now.
+  std::size_t confirmed() const noexcept { return confirmed_.size(); }
+
+ private:
+  redis::Client& subscriber_for(const ClusterNode& node);
+  void place(const std::string& channel);
+  void map_changed();
+  void lost(const std::string& channel);
+  void node_down(const std::string& address);
+  void refused(const std::string& address, const Error& error);
+
+  ClusterClient& cluster_;
+  RedisOptions options_;
+  MessageHandler on_message_;
+  AvailabilityHandler on_availability_;
+  std::map<std::string, std::unique_ptr<redis::Client>> nodes_;  // by "host:port"
+  std::map<std::string, std::string> home_;  // channel -> the node it is subscribed on
+  std::set<std::string> homeless_;           // watched, waiting for a slot map that places them
+  std::set<std::string> confirmed_;
+  bool started_ = false;
+  bool stopped_ = false;
+  std::shared_ptr<ClusterNotices*> self_ = std::make_shared<ClusterNotices*>(this);
+};
+
+}  // namespace leasehold::cluster::detail
