@@ -180,13 +180,16 @@ TEST(Subscriber, ShardChannelsAreCountedApartFromChannels) {
   s.ssubscribe({"a:{x}", "b:{y}"}, out);
   EXPECT_EQ(s.on_push(push({"subscribe", "plain"}, 1)).kind, Kind::subscribed);
   EXPECT_FALSE(s.confirmed());
-  const auto first = s.on_push(push({"ssubscribe", "a:{x}"}, 1));
+  // An event's views point into its reply: keep the reply.
+  const Reply confirmation = push({"ssubscribe", "a:{x}"}, 1);
+  const auto first = s.on_push(confirmation);
   EXPECT_EQ(first.kind, Kind::subscribed);
   EXPECT_EQ(first.channel, "a:{x}");
   EXPECT_FALSE(s.confirmed()) << "the server counts shard channels on their own: 1 of 2";
   s.on_push(push({"ssubscribe", "b:{y}"}, 2));
   EXPECT_TRUE(s.confirmed());
-  const auto message = s.on_push(push({"smessage", "a:{x}", "releaser"}));
+  const Reply published = push({"smessage", "a:{x}", "releaser"});
+  const auto message = s.on_push(published);
   EXPECT_EQ(message.kind, Kind::message);
   EXPECT_EQ(message.channel, "a:{x}");
   EXPECT_EQ(message.payload, "releaser");
@@ -204,7 +207,8 @@ TEST(Subscriber, AShardChannelTheServerEndsIsReportedDroppedAndNoLongerWanted) {
   EXPECT_EQ(s.on_push(push({"sunsubscribe", "b:{y}"}, 1)).kind, Kind::none);
   EXPECT_TRUE(s.confirmed());
   // One we still wanted: the slot moved to another node.
-  const auto dropped = s.on_push(push({"sunsubscribe", "a:{x}"}, 0));
+  const Reply ended = push({"sunsubscribe", "a:{x}"}, 0);
+  const auto dropped = s.on_push(ended);
   EXPECT_EQ(dropped.kind, Kind::dropped);
   EXPECT_EQ(dropped.channel, "a:{x}");
   EXPECT_TRUE(s.confirmed());
