@@ -13,7 +13,8 @@
 # LEASEHOLD_FUZZ_JOBS (build parallelism, default 2), LEASEHOLD_FUZZ_SEED and
 # LEASEHOLD_FUZZ_RUNS (the ci mode's seed and run count, default 1 and 20000),
 # LEASEHOLD_DEBUG_INFO (full or lines, default full; see
-# cmake/LeaseholdDebugInfo.cmake).
+# cmake/LeaseholdDebugInfo.cmake), LEASEHOLD_PHASE (build: build the targets
+# and stop; test: run an existing build; default: both).
 # New inputs go to <build>/corpus/<target>/ (the repository corpus is only
 # read); a crash is saved as <build>/artifacts/<target>-crash-* and fails the
 # script. To keep a finding as a regression input, copy it into
@@ -25,11 +26,14 @@ jobs=${LEASEHOLD_FUZZ_JOBS:-2}
 seconds=${1:-30}
 shift || true
 targets=("$@")
+phase=${LEASEHOLD_PHASE:-all}
 
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DLEASEHOLD_BUILD_FUZZ=ON -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_EXAMPLES=OFF \
-  -DLEASEHOLD_BUILD_BENCH=OFF -DLEASEHOLD_BUILD_TOOLS=OFF -DLEASEHOLD_INSTALL=OFF \
-  -DLEASEHOLD_WERROR=ON -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} >/dev/null
+if [ "$phase" != test ]; then
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DLEASEHOLD_BUILD_FUZZ=ON -DLEASEHOLD_BUILD_TESTS=OFF -DLEASEHOLD_BUILD_EXAMPLES=OFF \
+    -DLEASEHOLD_BUILD_BENCH=OFF -DLEASEHOLD_BUILD_TOOLS=OFF -DLEASEHOLD_INSTALL=OFF \
+    -DLEASEHOLD_WERROR=ON -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} >/dev/null
+fi
 if [ ${#targets[@]} -eq 0 ]; then
   for dir in "$root"/fuzz/corpus/*/; do
     name=$(basename "$dir")
@@ -37,7 +41,8 @@ if [ ${#targets[@]} -eq 0 ]; then
     [ -f "$root/fuzz/$name.cpp" ] && targets+=("$name")
   done
 fi
-cmake --build "$build" -j "$jobs" --target "${targets[@]}"
+[ "$phase" = test ] || cmake --build "$build" -j "$jobs" --target "${targets[@]}"
+[ "$phase" = build ] && exit 0
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

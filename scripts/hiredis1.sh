@@ -13,7 +13,8 @@
 #
 # Environment: LEASEHOLD_HIREDIS1_BUILD_DIR (default build/hiredis1),
 # LEASEHOLD_JOBS (default 2), LEASEHOLD_DEBUG_INFO (full or lines, default
-# full; see cmake/LeaseholdDebugInfo.cmake).
+# full; see cmake/LeaseholdDebugInfo.cmake), LEASEHOLD_PHASE (build: stop after
+# the build; test: only run the tests of an existing build; default: both).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_HIREDIS1_BUILD_DIR:-$root/build/hiredis1}
@@ -21,6 +22,18 @@ jobs=${LEASEHOLD_JOBS:-2}
 package=redis-fast-driver-2.2.6
 work=$root/build/hiredis-1.2.0
 prefix=$work/prefix
+phase=${LEASEHOLD_PHASE:-all}
+
+run_tests() {
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 300 -L unit
+  # The client end to end, and hostile or malformed replies through it.
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 300 \
+    -R '^(Client|BadInput|HarnessScriptedServer)'
+}
+if [ "$phase" = test ]; then
+  run_tests
+  exit 0
+fi
 
 "$root/scripts/deps.sh"
 if ! command -v npm >/dev/null 2>&1; then
@@ -76,7 +89,4 @@ for bin in "$build/tests/leasehold_unit_tests" "$build/tests/leasehold_integrati
 done
 echo "hiredis1: hiredis $version ($(readlink -f "$prefix/lib/libhiredis.so"))"
 
-ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 300 -L unit
-# The client end to end, and hostile or malformed replies through it.
-ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 300 \
-  -R '^(Client|BadInput|HarnessScriptedServer)'
+[ "$phase" = build ] || run_tests

@@ -3,16 +3,22 @@
 # every test. Extra CMake arguments may be passed in LEASEHOLD_CMAKE_ARGS and a
 # build directory in LEASEHOLD_BUILD_DIR (default: build/release);
 # LEASEHOLD_DEBUG_INFO=lines builds with less debug information (see
-# cmake/LeaseholdDebugInfo.cmake; CI does).
+# cmake/LeaseholdDebugInfo.cmake; CI does). LEASEHOLD_PHASE=build stops after
+# the build, LEASEHOLD_PHASE=test only runs the tests of an existing build (CI
+# builds the sanitizer builds while other steps run their tests).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_BUILD_DIR:-$root/build/release}
 jobs=${LEASEHOLD_JOBS:-$(nproc)}
+phase=${LEASEHOLD_PHASE:-all}
 
-"$root/scripts/deps.sh"
-# shellcheck disable=SC2086
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${LEASEHOLD_BUILD_TYPE:-RelWithDebInfo} \
-  -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
-  ${LEASEHOLD_CMAKE_ARGS:-}
-cmake --build "$build" -j "$jobs"
+if [ "$phase" != test ]; then
+  "$root/scripts/deps.sh"
+  # shellcheck disable=SC2086
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${LEASEHOLD_BUILD_TYPE:-RelWithDebInfo} \
+    -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
+    ${LEASEHOLD_CMAKE_ARGS:-}
+  cmake --build "$build" -j "$jobs"
+fi
+[ "$phase" = build ] && exit 0
 ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 300 ${LEASEHOLD_CTEST_ARGS:-}

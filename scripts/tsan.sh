@@ -10,18 +10,23 @@
 #
 # Environment: LEASEHOLD_TSAN_BUILD_DIR (default build/tsan), LEASEHOLD_JOBS
 # (default 2), LEASEHOLD_DEBUG_INFO (full or lines, default full; see
-# cmake/LeaseholdDebugInfo.cmake).
+# cmake/LeaseholdDebugInfo.cmake), LEASEHOLD_PHASE (build: stop after the
+# build; test: only run the tests of an existing build; default: both).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${LEASEHOLD_TSAN_BUILD_DIR:-$root/build/tsan}
 jobs=${LEASEHOLD_JOBS:-2}
 default_tests='^(Threading|Lifecycle|Elector|LeaderOnly|RunWhileLeader|Drain|Scheduler|Health|Metrics)\.'
 regex=${1:-$default_tests}
+phase=${LEASEHOLD_PHASE:-all}
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DLEASEHOLD_SANITIZE=thread -DLEASEHOLD_WERROR=ON -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
-  -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF -DLEASEHOLD_BUILD_TOOLS=OFF >/dev/null
-cmake --build "$build" -j "$jobs" --target leasehold_integration_tests
+if [ "$phase" != test ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DLEASEHOLD_SANITIZE=thread -DLEASEHOLD_WERROR=ON -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
+    -DLEASEHOLD_BUILD_EXAMPLES=OFF -DLEASEHOLD_BUILD_BENCH=OFF -DLEASEHOLD_BUILD_TOOLS=OFF >/dev/null
+  cmake --build "$build" -j "$jobs" --target leasehold_integration_tests
+fi
+[ "$phase" = build ] && exit 0
 
 # halt_on_error: the first race fails its test. second_deadlock_stack: both
 # stacks of a lock-order inversion. tsan.supp: third-party false positives.
