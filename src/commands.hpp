@@ -34,6 +34,10 @@ class Commands {
   bool is_cluster() const noexcept { return cluster_.has_value(); }
   /// The cluster client, or nullptr for one server.
   cluster::detail::ClusterClient* cluster() noexcept { return cluster_ ? &*cluster_ : nullptr; }
+  const cluster::detail::ClusterClient* cluster() const noexcept { return cluster_ ? &*cluster_ : nullptr; }
+  /// The one server's client, or nullptr on a cluster.
+  redis::Client* server() noexcept { return server_ ? &*server_ : nullptr; }
+  const redis::Client* server() const noexcept { return server_ ? &*server_ : nullptr; }
   const RedisOptions& options() const noexcept;
   /// For logs: the server, the sentinels or the seeds (never a password).
   std::string describe() const { return options().to_string(); }

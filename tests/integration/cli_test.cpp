@@ -1,6 +1,7 @@
 // The `leasehold` operations CLI, run as a child process against a real
 // redis-server with electors of this test process campaigning on it.
 
+#include "support/cluster_topology.hpp"
 #include "support/command.hpp"
 #include "support/elector_fixture.hpp"
 #include "support/free_port.hpp"
@@ -19,8 +20,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <functional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -477,6 +480,117 @@ TEST(Cli, AnUnknownMasterNameExitsThreeNamingIt) {
   const auto r = cli({"--url", topology.sentinel_url("nope"), "status"});
   EXPECT_EQ(r.exit_code, 3) << r.describe();
   EXPECT_TRUE(contains(r.err, "no master named \"nope\"")) << r.describe();
+}
+
+// ---- Redis Cluster URLs ---------------------------------------------------------
+
+namespace {
+
+// Electors alpha and beta campaigning on a 3-master cluster for groups
+// whose keys land on every master, with a long ttl: a hand-over that comes
+// sooner was started by a release notice on the group's shard channel.
+struct OnACluster {
+  OnACluster() : topology(topology_options()), fleet(lh::RedisOptions::from_url(topology.url())) {
+    for (const char* id : {"alpha", "beta"}) {
+      auto o = lh::test::fast_options(id);
+      o.ttl = kClusterTtl;
+      o.empty_restart_guard = false;
+      o.groups = groups;
+      fleet.add(o);
+    }
+    for (const auto& g : groups) EXPECT_TRUE(fleet.wait_single_leader(g).has_value()) << g;
+  }
+  static lh::test::ClusterTopologyOptions topology_options() {
+    lh::test::ClusterTopologyOptions o;
+    o.replicas_per_master = 0;
+    return o;
+  }
+  std::size_t leader_of(const std::string& group) { return fleet.leaders(group).at(0); }
+  std::string holder(const std::string& group) {
+    return topology.node(topology.master_of_slot(topology.key_slot("leader:{" + group + "}")))
+        .admin()
+        .get("leader:{" + group + "}")
+        .value_or("");
+  }
+
+  const std::vector<std::string> groups{"a", "b", "c", "d", "e", "f"};
+  lh::test::ClusterTopology topology;
+  Fleet fleet;
+};
+
+}  // namespace
+
+TEST(Cli, OnAClusterStatusScansEveryMasterAndReadsEachGroupOnItsShard) {
+  OnACluster c;
+  std::set<std::size_t> shards;
+  for (const auto& g : c.groups) shards.insert(c.topology.master_of_slot(c.topology.key_slot("leader:{" + g + "}")));
+  ASSERT_GE(shards.size(), 2u) << "the groups should land on more than one master";
+
+  // No operands: SCAN on each master finds every group.
+  auto r = cli({"--url", c.topology.url(), "status", "--json"}, &c.fleet);
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto doc = json::parse(r.out);
+  const auto& listed = doc.at("groups").as_array();
+  std::vector<std::string> names;
+  for (const auto& g : listed) {
+    names.emplace_back(g.at("group").as_string());
+    const std::string name(g.at("group").as_string());
+    EXPECT_EQ(g.at("key").as_string(), "leader:{" + name + "}");
+    EXPECT_EQ(g.at("holder").as_string(), c.fleet.at(c.leader_of(name)).instance_id()) << name;
+    EXPECT_GE(g.at("token").as_int64(), 1) << name;
+  }
+  std::vector<std::string> expected = c.groups;
+  expected.push_back("default");
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(names, expected);
+
+  // Named groups, one of them never led.
+  r = cli({"--url", c.topology.url(), "status", "b", "nobody"}, &c.fleet);
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_TRUE(contains(r.out, c.fleet.at(c.leader_of("b")).instance_id())) << r.describe();
+
+  // A brace would change the hash tag: refused before connecting.
+  r = cli({"--url", c.topology.url(), "status", "x{y}"});
+  EXPECT_EQ(r.exit_code, 2) << r.describe();
+  EXPECT_TRUE(contains(r.err, "not allowed on a Redis Cluster")) << r.describe();
+}
+
+TEST(Cli, OnAClusterStepDownIsHeardOnTheShardAndWatchReportsIt) {
+  OnACluster c;
+  // A long poll interval: the release shows up at once only through the notice.
+  lh::test::Command watch({LEASEHOLD_CLI_BINARY, "--url", c.topology.url(), "watch", "--interval", "30s"},
+                          {"LEASEHOLD_URL"});
+  auto has = [&](const std::string& text) { return contains(watch.out(), text); };
+  ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return has("f  held  by "); }, 15s))
+      << watch.out() << watch.err();
+
+  for (const std::string group : {"a", "d"}) {
+    const std::string leader = c.fleet.at(c.leader_of(group)).instance_id();
+    const std::string standby = c.fleet.at(1 - c.leader_of(group)).instance_id();
+    const auto r = cli({"--url", c.topology.url(), "step-down", group, "--as", leader}, &c.fleet);
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+    EXPECT_TRUE(contains(r.out, "released leader:{" + group + "}")) << r.describe();
+    // The standby heard SPUBLISH on the group's shard: it leads well within the 10 s ttl.
+    EXPECT_TRUE(lh::test::run_until(c.fleet.io, [&] { return c.holder(group) == standby; }, 5s)) << group;
+    EXPECT_TRUE(lh::test::run_until(
+        c.fleet.io, [&] { return has(group + "  released  by " + leader + " (release notice)"); }, 10s))
+        << watch.out() << watch.err();
+    EXPECT_TRUE(lh::test::run_until(c.fleet.io, [&] { return has(group + "  acquired  by " + standby); }, 10s))
+        << watch.out() << watch.err();
+  }
+  watch.signal(SIGINT);
+  const auto r = watch.wait(10s, [&] { lh::test::step(c.fleet.io); });
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+}
+
+TEST(Cli, OnAClusterEvictDeletesTheLeaseOnItsShard) {
+  OnACluster c;
+  const std::string old = c.holder("e");
+  const auto r = cli({"--url", c.topology.url(), "evict", "e", "--force", "--yes"}, &c.fleet);
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_TRUE(contains(r.out, "evicted leader:{e} held by " + old)) << r.describe();
+  // Its holder finds the lease gone at its next renewal; someone leads again.
+  EXPECT_TRUE(lh::test::run_until(c.fleet.io, [&] { return !c.holder("e").empty(); }, 30s));
 }
 
 #endif  // LEASEHOLD_CLI_BINARY

@@ -31,12 +31,7 @@ using leasehold::test::ClusterTopologyOptions;
 using leasehold::test::Fleet;
 
 RedisOptions cluster_url_options(const ClusterTopology& topology) {
-  std::string url = "redis-cluster://";
-  for (const std::size_t m : topology.masters()) {
-    if (url.back() != '/') url += ',';
-    url += "127.0.0.1:" + std::to_string(topology.node(m).port());
-  }
-  RedisOptions o = RedisOptions::from_url(url + "?refresh_interval=1000");
+  RedisOptions o = RedisOptions::from_url(topology.url() + "?refresh_interval=1000");
   o.reconnect_max = std::chrono::milliseconds(200);
   return o;
 }

@@ -263,6 +263,15 @@ std::vector<std::size_t> ClusterTopology::masters() const {
   return out;
 }
 
+std::string ClusterTopology::url() const {
+  std::string out = "redis-cluster://";
+  for (const std::size_t m : masters()) {
+    if (out.back() != '/') out += ',';
+    out += "127.0.0.1:" + std::to_string(node(m).port());
+  }
+  return out;
+}
+
 std::vector<std::size_t> ClusterTopology::replicas_of(std::size_t master) const {
   std::vector<std::size_t> out;
   for (const auto& view : nodes()) {

@@ -85,6 +85,8 @@ class ClusterTopology {
   /// The masters that serve slots, and each one's replicas, per nodes().
   std::vector<std::size_t> masters() const;
   std::vector<std::size_t> replicas_of(std::size_t master) const;
+  /// "redis-cluster://127.0.0.1:<port>,..." naming masters() as seed nodes.
+  std::string url() const;
   /// The node serving `slot` per nodes(); throws when none does.
   std::size_t master_of_slot(int slot) const;
   /// CLUSTER KEYSLOT on a live node (the server's answer, not the library's).

@@ -63,7 +63,8 @@ class Parser {
     app_.get_formatter()->label("SUBCOMMAND", "COMMAND");
     app_.add_option("--url", url_,
                     "Redis to talk to: redis://[user[:password]@]host[:port][/db],\n"
-                    "rediss://... (TLS), unix:///path/to/redis.sock[?db=N].\n"
+                    "rediss://... (TLS), unix:///path/to/redis.sock[?db=N],\n"
+                    "redis-sentinel://... (Sentinel), redis-cluster://h:p[,h:p...] (Cluster).\n"
                     "Default: $LEASEHOLD_URL, else " + std::string(default_url))
         ->type_name("URL");
     app_.add_option("--prefix", line_.prefix,

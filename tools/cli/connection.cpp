@@ -2,14 +2,19 @@
 
 #include "exit_code.hpp"
 
+#include "cluster/slot_map.hpp"
+
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -17,43 +22,152 @@ namespace leasehold::cli {
 
 namespace asio = boost::asio;
 
+namespace {
+
+constexpr auto await_tuple = asio::as_tuple(asio::use_awaitable);
+
+}  // namespace
+
+KeyLayout layout_for(const RedisOptions& options, std::string prefix) {
+  return KeyLayout(std::move(prefix), options.cluster ? KeyLayout::Form::hash_tagged : KeyLayout::Form::plain);
+}
+
+Connection::Connection(asio::any_io_executor executor, RedisOptions options)
+    : commands_(std::move(executor), std::move(options)) {}
+
+bool Connection::connected() const noexcept {
+  if (const auto* cluster = commands_.cluster()) return cluster->ready();
+  return commands_.server()->connected();
+}
+
 // "cannot connect to Redis at <endpoint>: <why>", without naming the
 // endpoint twice when the client's detail already does.
-std::string unavailable(const redis::Client& client, std::string_view what, const Error& error) {
-  const std::string endpoint = client.options().to_string();
+std::string Connection::unavailable(std::string_view what, const Error& error) const {
+  const std::string endpoint = options().to_string();
   if (error.detail.find(endpoint) != std::string::npos) return fmt::format("{}: {}", what, error.detail);
   return fmt::format("{} at {}: {}", what, endpoint, error.message());
 }
 
-asio::awaitable<void> connect(redis::Client& client) {
-  // The client reports its first attempt through on_state; the timer only
-  // bounds the wait in case it never does.
-  asio::steady_timer wake(co_await asio::this_coro::executor,
-                          client.options().connect_timeout + std::chrono::seconds(1));
+asio::awaitable<void> Connection::connect() {
+  // The first attempt is reported through on_state (a cluster: once its slot
+  // map is read); the timer only bounds the wait in case it never is.
+  asio::steady_timer wake(co_await asio::this_coro::executor, options().connect_timeout + std::chrono::seconds(1));
   std::optional<Error> outcome;
-  client.on_state([&](bool, const Error& error) {
+  commands_.on_state([&](bool, const Error& error) {
     if (outcome) return;
     outcome = error;
     wake.cancel();
   });
-  client.start();
-  co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
-  client.on_state(nullptr);
-  if (!outcome) outcome = Error{make_error_code(errc::timeout), "no answer to the connection attempt"};
+  commands_.start();
+  co_await wake.async_wait(await_tuple);
+  commands_.on_state(nullptr);
+  if (!outcome) {
+    outcome = Error{make_error_code(errc::timeout),
+                    is_cluster() ? "no slot map read from any seed node" : "no answer to the connection attempt"};
+  }
   if (*outcome) {
-    client.stop();
-    throw Failure(exit_unavailable, unavailable(client, "cannot connect to Redis", *outcome));
+    commands_.stop();
+    throw Failure(exit_unavailable, unavailable("cannot connect to Redis", *outcome));
   }
 }
 
-asio::awaitable<std::vector<redis::Reply>> exec(redis::Client& client, redis::Request request) {
-  auto [ec, replies] = co_await client.async_exec(std::move(request), asio::as_tuple(asio::use_awaitable));
-  if (ec) {
-    // The client keeps the detail (which timeout, which endpoint) beside the code.
-    const Error& last = client.last_error();
-    throw Failure(exit_unavailable, unavailable(client, "Redis request failed", last ? last : Error{ec, {}}));
+asio::awaitable<std::vector<redis::Reply>> Connection::exec(redis::Request request, std::string_view key) {
+  std::vector<KeyedRequest> one;
+  one.push_back({std::string(key), std::move(request)});
+  auto replies = co_await exec_each(std::move(one));
+  co_return std::move(replies.front());
+}
+
+asio::awaitable<std::vector<std::vector<redis::Reply>>> Connection::exec_each(std::vector<KeyedRequest> requests) {
+  // All sent before the first reply is awaited; the last reply wakes the coroutine.
+  struct Pending {
+    explicit Pending(asio::any_io_executor ex, std::size_t n) : replies(n), left(n), all_in(std::move(ex)) {}
+    std::vector<std::vector<redis::Reply>> replies;
+    std::size_t left;
+    error_code first_error;
+    asio::steady_timer all_in;
+  };
+  auto pending = std::make_shared<Pending>(co_await asio::this_coro::executor, requests.size());
+  pending->all_in.expires_at(asio::steady_timer::time_point::max());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    commands_.exec(std::move(requests[i].request), requests[i].key,
+                   [pending, i](error_code ec, std::vector<redis::Reply> replies) {
+                     if (ec && !pending->first_error) pending->first_error = ec;
+                     pending->replies[i] = std::move(replies);
+                     if (--pending->left == 0) pending->all_in.cancel();
+                   });
   }
-  co_return replies;
+  if (pending->left != 0) co_await pending->all_in.async_wait(await_tuple);
+  if (pending->first_error) {
+    const redis::Client* server = commands_.server();
+    const Error& last = server != nullptr ? server->last_error() : Error{};
+    throw Failure(exit_unavailable,
+                  unavailable("Redis request failed", last ? last : Error{pending->first_error, {}}));
+  }
+  co_return std::move(pending->replies);
+}
+
+asio::awaitable<redis::Reply> Connection::eval(const redis::Script& script, std::vector<std::string> keys,
+                                               std::vector<std::string> args) {
+  auto [ec, reply, via] = co_await asio::async_initiate<decltype(await_tuple),
+                                                        void(error_code, redis::Reply, redis::Client*)>(
+      [&](auto handler) { commands_.eval(script, std::move(keys), std::move(args), std::move(handler)); },
+      await_tuple);
+  if (ec && !reply.is_error()) {
+    const Error& last = via != nullptr ? via->last_error() : Error{};
+    throw Failure(exit_unavailable, unavailable("Redis request failed", last ? last : Error{ec, {}}));
+  }
+  co_return std::move(reply);
+}
+
+asio::awaitable<std::vector<redis::Reply>> Connection::exec_on_master(const std::string& master,
+                                                                     redis::Request request) {
+  // A slot the master serves routes the command there.
+  auto* cluster = commands_.cluster();
+  for (const auto& range : cluster->slot_map().ranges()) {
+    if (range.master.to_string() != master) continue;
+    auto [ec, replies] = co_await asio::async_initiate<decltype(await_tuple),
+                                                       void(error_code, std::vector<redis::Reply>)>(
+        [&](auto handler) {
+          cluster->async_exec(range.first, std::move(request),
+                              cluster::detail::ClusterClient::ExecDone(std::move(handler)));
+        },
+        await_tuple);
+    if (ec) throw Failure(exit_unavailable, unavailable(fmt::format("Redis request to {} failed", master), {ec, {}}));
+    co_return std::move(replies);
+  }
+  throw Failure(exit_unavailable, fmt::format("{} no longer serves any slot (the cluster changed during SCAN)", master));
+}
+
+asio::awaitable<void> Connection::scan(const std::string& pattern,
+                                       const std::function<void(const redis::Reply&)>& visit) {
+  // One server: itself. A cluster: each master once, as the map listed them
+  // when the scan began (a master that loses its slots meanwhile fails the scan).
+  std::vector<std::string> masters{""};
+  if (auto* cluster = commands_.cluster()) {
+    masters.clear();
+    for (const auto& node : cluster->slot_map().masters()) masters.push_back(node.to_string());
+  }
+  for (const std::string& master : masters) {
+    std::string cursor = "0";
+    do {
+      redis::Request request{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
+      // Not a conditional expression: GCC 12 miscompiles co_await in one.
+      std::vector<redis::Reply> replies;
+      if (master.empty()) {
+        replies = co_await exec(std::move(request), "");
+      } else {
+        replies = co_await exec_on_master(master, std::move(request));
+      }
+      const redis::Reply& reply = replies.at(0);
+      check_reply(reply, "SCAN");
+      if (!reply.is_array() || reply.elements.size() != 2 || !reply.elements[1].is_array()) {
+        throw Failure(exit_unavailable, "SCAN: unexpected reply " + reply.debug_string());
+      }
+      cursor = reply.elements[0].str;
+      visit(reply.elements[1]);
+    } while (cursor != "0");
+  }
 }
 
 void check_reply(const redis::Reply& reply, std::string_view what) {

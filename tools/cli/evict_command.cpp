@@ -7,7 +7,7 @@
 // renewal, normally before that. A notice would wake the standbys at once,
 // while the old holder still believes it leads.
 
-#include "commands.hpp"
+#include "subcommands.hpp"
 #include "confirm.hpp"
 #include "connection.hpp"
 #include "exit_code.hpp"
@@ -37,7 +37,7 @@ std::string describe(const LeaseInfo& lease) {
 asio::awaitable<int> run_evict(const Context& ctx) {
   const std::string& group = ctx.line.groups.at(0);
   require_valid_prefix(ctx.line.prefix);
-  require_valid_groups({group});
+  require_valid_groups(ctx, {group});
   if (!ctx.line.force) {
     throw Failure(exit_usage,
                   "evict deletes the lease whoever holds it and needs --force "
@@ -48,12 +48,12 @@ asio::awaitable<int> run_evict(const Context& ctx) {
     throw Failure(exit_usage, "evict: stdin is not a terminal to confirm on; pass --yes");
   }
 
-  redis::Client client(co_await asio::this_coro::executor, ctx.redis);
-  co_await connect(client);
+  Connection redis(co_await asio::this_coro::executor, ctx.redis);
+  co_await redis.connect();
   // Named rather than braced inside co_await: g++ 12 rejects a braced list
   // there ("array used as initializer").
   const std::vector<std::string> groups{group};
-  const LeaseInfo lease = (co_await read_leases(client, ctx.line.prefix, groups)).at(0);
+  const LeaseInfo lease = (co_await read_leases(redis, ctx.line.prefix, groups)).at(0);
   if (!lease.held() && lease.error.empty()) {
     std::fputs(fmt::format("nothing to evict: {} is not held\n", printable(lease.key)).c_str(), stdout);
     co_return exit_nothing;
@@ -64,7 +64,7 @@ asio::awaitable<int> run_evict(const Context& ctx) {
   }
 
   redis::Request del{"DEL", lease.key};
-  const auto replies = co_await exec(client, std::move(del));
+  const auto replies = co_await redis.exec(std::move(del), lease.key);
   check_reply(replies.at(0), "evict");
   if (replies.at(0).integer == 0) {
     std::fputs(fmt::format("nothing to evict: {} is gone already\n", printable(lease.key)).c_str(), stdout);

@@ -2,7 +2,6 @@
 
 #include <leasehold/key_layout.hpp>
 
-#include "connection.hpp"
 #include "exit_code.hpp"
 
 #include <algorithm>
@@ -32,24 +31,26 @@ std::string escape_glob(std::string_view text) {
   return out;
 }
 
-asio::awaitable<std::vector<LeaseInfo>> read_leases(redis::Client& client, std::string_view prefix,
+asio::awaitable<std::vector<LeaseInfo>> read_leases(Connection& redis, std::string_view prefix,
                                                     const std::vector<std::string>& groups) {
   std::vector<LeaseInfo> out;
   if (groups.empty()) co_return out;
-  const KeyLayout layout{std::string(prefix)};
-  redis::Request request;
+  const KeyLayout layout = layout_for(redis.options(), std::string(prefix));
+  std::vector<KeyedRequest> requests;
   for (const auto& group : groups) {
     LeaseInfo& info = out.emplace_back();
     info.group = group;
     info.key = layout.lease_key(group);
+    redis::Request request;
     request.push({"GET", info.key}).push({"PTTL", info.key}).push({"GET", layout.token_key(group)});
+    requests.push_back({info.key, std::move(request)});
   }
-  const auto replies = co_await exec(client, std::move(request));
+  const auto replies = co_await redis.exec_each(std::move(requests));
   for (std::size_t i = 0; i < out.size(); ++i) {
     LeaseInfo& info = out[i];
-    const redis::Reply& value = replies.at(3 * i);
-    const redis::Reply& pttl = replies.at(3 * i + 1);
-    const redis::Reply& token = replies.at(3 * i + 2);
+    const redis::Reply& value = replies.at(i).at(0);
+    const redis::Reply& pttl = replies.at(i).at(1);
+    const redis::Reply& token = replies.at(i).at(2);
     for (const redis::Reply* r : {&value, &pttl, &token}) {
       if (r->is_error() && info.error.empty()) info.error = r->str;
     }
@@ -68,21 +69,11 @@ asio::awaitable<std::vector<LeaseInfo>> read_leases(redis::Client& client, std::
   co_return out;
 }
 
-asio::awaitable<std::vector<std::string>> scan_groups(redis::Client& client, std::string_view prefix) {
-  const KeyLayout layout{std::string(prefix)};
-  const std::string pattern = escape_glob(prefix) + "*";
+asio::awaitable<std::vector<std::string>> scan_groups(Connection& redis, std::string_view prefix) {
+  const KeyLayout layout = layout_for(redis.options(), std::string(prefix));
   std::vector<std::string> groups;
-  std::string cursor = "0";
-  do {
-    redis::Request scan{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"};
-    auto replies = co_await exec(client, std::move(scan));
-    const redis::Reply& reply = replies.at(0);
-    check_reply(reply, "SCAN");
-    if (!reply.is_array() || reply.elements.size() != 2 || !reply.elements[1].is_array()) {
-      throw Failure(exit_unavailable, "SCAN: unexpected reply " + reply.debug_string());
-    }
-    cursor = reply.elements[0].str;
-    for (const redis::Reply& key : reply.elements[1].elements) {
+  co_await redis.scan(escape_glob(prefix) + "*", [&](const redis::Reply& keys) {
+    for (const redis::Reply& key : keys.elements) {
       std::string_view name = key.str;
       // A fencing counter or holder record names its group too: both outlive the lease.
       for (const std::string_view suffix : {KeyLayout::token_suffix, KeyLayout::holder_suffix}) {
@@ -90,7 +81,7 @@ asio::awaitable<std::vector<std::string>> scan_groups(redis::Client& client, std
       }
       if (const auto group = layout.group_of_key(name)) groups.emplace_back(*group);
     }
-  } while (cursor != "0");
+  });
   std::sort(groups.begin(), groups.end());
   groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
   co_return groups;

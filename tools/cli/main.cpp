@@ -5,7 +5,7 @@
 // a Failure carrying its exit code.
 
 #include "command_line.hpp"
-#include "commands.hpp"
+#include "subcommands.hpp"
 #include "exit_code.hpp"
 
 #include <leasehold/redis_options.hpp>

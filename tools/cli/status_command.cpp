@@ -1,6 +1,6 @@
 // leasehold status [GROUP...] [--json]
 
-#include "commands.hpp"
+#include "subcommands.hpp"
 #include "connection.hpp"
 #include "exit_code.hpp"
 #include "leases.hpp"
@@ -57,14 +57,14 @@ std::string render_json(std::string_view prefix, const std::vector<LeaseInfo>& l
 asio::awaitable<int> run_status(const Context& ctx) {
   const std::string& prefix = ctx.line.prefix;
   require_valid_prefix(prefix);
-  require_valid_groups(ctx.line.groups);
+  require_valid_groups(ctx, ctx.line.groups);
 
-  redis::Client client(co_await asio::this_coro::executor, ctx.redis);
-  co_await connect(client);
+  Connection redis(co_await asio::this_coro::executor, ctx.redis);
+  co_await redis.connect();
   std::vector<std::string> groups = ctx.line.groups;
-  if (groups.empty()) groups = co_await scan_groups(client, prefix);
-  const std::vector<LeaseInfo> leases = co_await read_leases(client, prefix, groups);
-  client.stop();
+  if (groups.empty()) groups = co_await scan_groups(redis, prefix);
+  const std::vector<LeaseInfo> leases = co_await read_leases(redis, prefix, groups);
+  redis.stop();
 
   const bool json = ctx.line.json;
   if (json) {

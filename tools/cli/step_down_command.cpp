@@ -5,7 +5,7 @@
 // the lease holds ID, and publish ID on the release channel so that standbys
 // campaign at once.
 
-#include "commands.hpp"
+#include "subcommands.hpp"
 #include "connection.hpp"
 #include "exit_code.hpp"
 #include "leases.hpp"
@@ -28,26 +28,24 @@ namespace asio = boost::asio;
 asio::awaitable<int> run_step_down(const Context& ctx) {
   const std::string& group = ctx.line.groups.at(0);
   require_valid_prefix(ctx.line.prefix);
-  require_valid_groups({group});
+  require_valid_groups(ctx, {group});
   const auto& id = ctx.line.as;
   if (!id || id->empty()) {
     throw Failure(exit_usage, "step-down needs --as ID: the instance id that holds the lease (see leasehold status)");
   }
 
-  redis::Client client(co_await asio::this_coro::executor, ctx.redis);
-  co_await connect(client);
-  const KeyLayout layout{ctx.line.prefix};
+  Connection redis(co_await asio::this_coro::executor, ctx.redis);
+  co_await redis.connect();
+  const KeyLayout layout = layout_for(ctx.redis, ctx.line.prefix);
   const std::string key = layout.lease_key(group);
   // No incarnation: the operator acts for whichever process holds the lease under that id.
   std::vector<std::string> keys{key, layout.holder_key(group)};
   std::vector<std::string> args{*id, layout.release_channel(group), ""};
-  auto [ec, reply] = co_await client.async_eval(detail::release_script(), std::move(keys), std::move(args),
-                                                asio::as_tuple(asio::use_awaitable));
-  if (reply.is_error()) check_reply(reply, "step-down");
-  if (ec) {
-    const Error& last = client.last_error();
-    throw Failure(exit_unavailable, unavailable(client, "Redis request failed", last ? last : Error{ec, {}}));
-  }
+  // A cluster's release notice goes out with SPUBLISH on the group's shard.
+  const auto notices = redis.is_cluster() ? detail::Notices::sharded : detail::Notices::published;
+  const redis::Reply reply =
+      co_await redis.eval(detail::release_script(notices), std::move(keys), std::move(args));
+  check_reply(reply, "step-down");
   if (reply.is_integer() && reply.integer == 1) {
     std::fputs(fmt::format("released {} (held by {})\n", printable(key), printable(*id)).c_str(), stdout);
     co_return exit_ok;
@@ -55,7 +53,7 @@ asio::awaitable<int> run_step_down(const Context& ctx) {
 
   // Say why not: the operator probably copied a stale or wrong id.
   const std::vector<std::string> groups{group};
-  const auto now = co_await read_leases(client, ctx.line.prefix, groups);
+  const auto now = co_await read_leases(redis, ctx.line.prefix, groups);
   const LeaseInfo& lease = now.at(0);
   if (lease.held()) {
     std::fputs(fmt::format("not released: {} is held by {}, not {}\n", printable(key), printable(*lease.holder),

@@ -24,8 +24,9 @@ boost::asio::awaitable<int> run_watch(const Context& ctx);
 boost::asio::awaitable<int> run_step_down(const Context& ctx);
 boost::asio::awaitable<int> run_evict(const Context& ctx);
 
-/// Throws Failure(exit_usage) unless every name is a valid group name.
-void require_valid_groups(const std::vector<std::string>& groups);
+/// Throws Failure(exit_usage) unless every name is a valid group name for
+/// the Redis of `ctx` (no braces on a cluster: the name is the hash tag).
+void require_valid_groups(const Context& ctx, const std::vector<std::string>& groups);
 /// Throws Failure(exit_usage) unless `prefix` is a valid key prefix.
 void require_valid_prefix(std::string_view prefix);
 

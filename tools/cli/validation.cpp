@@ -1,8 +1,12 @@
 // Operands are checked with the library's own rules, so that the CLI accepts
 // exactly the groups and prefixes an Elector can use.
 
-#include "commands.hpp"
+#include "subcommands.hpp"
 #include "exit_code.hpp"
+
+#include "connection.hpp"
+
+#include "elector_core.hpp"  // detail::validate_group_name (src/)
 
 #include <leasehold/elector_options.hpp>
 
@@ -10,10 +14,11 @@
 
 namespace leasehold::cli {
 
-void require_valid_groups(const std::vector<std::string>& groups) {
+void require_valid_groups(const Context& ctx, const std::vector<std::string>& groups) {
+  const KeyLayout layout = layout_for(ctx.redis, ctx.line.prefix);
   for (const auto& group : groups) {
     try {
-      validate_group_name(group);
+      detail::validate_group_name(group, layout);
     } catch (const std::invalid_argument& e) {
       throw Failure(exit_usage, e.what());
     }

@@ -3,15 +3,16 @@
 // Two connections, as an Elector uses them: one polls the leases every
 // --interval, the other listens for release notices, which trigger a poll at
 // once so that a handover shows up within milliseconds. The notice channels
-// are subscribed by name (the library's client speaks SUBSCRIBE, not
-// PSUBSCRIBE); without GROUP operands, each poll's SCAN adds the channels of
+// are subscribed by name (SUBSCRIBE; on a cluster SSUBSCRIBE on each group's
+// shard); without GROUP operands, each poll's SCAN adds the channels of
 // groups that appeared since.
 
-#include "commands.hpp"
+#include "subcommands.hpp"
 #include "connection.hpp"
 #include "exit_code.hpp"
 #include "lease_tracker.hpp"
 #include "leases.hpp"
+#include "notice_listener.hpp"
 #include "text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -40,15 +41,17 @@ constexpr std::chrono::milliseconds min_interval{10};
 
 class Watch {
  public:
-  Watch(const Context& ctx, redis::Client& commands, redis::Client& notices, std::chrono::milliseconds interval)
-      : ctx_(ctx), prefix_(ctx.line.prefix), commands_(commands), notices_(notices), interval_(interval),
-        json_(ctx.line.json), wake_(commands.get_executor()),
-        signals_(commands.get_executor(), SIGINT, SIGTERM) {}
+  Watch(const Context& ctx, Connection& commands, NoticeListener& notices, asio::any_io_executor executor,
+        std::chrono::milliseconds interval)
+      : ctx_(ctx), prefix_(ctx.line.prefix), layout_(layout_for(ctx.redis, prefix_)), commands_(commands),
+        notices_(notices), interval_(interval), json_(ctx.line.json), wake_(executor),
+        signals_(executor, SIGINT, SIGTERM) {
+    notices_.on_message([this](std::string_view channel, std::string_view id) { on_notice(channel, id); });
+  }
 
   /// Polls and reports until cancelled.
   asio::awaitable<void> run() {
     commands_.on_state([this](bool up, const Error& error) { connection_changed(up, error); });
-    notices_.on_message([this](std::string_view channel, std::string_view id) { on_notice(channel, id); });
     subscribe(ctx_.line.groups);
     for (;;) {
       co_await poll();
@@ -106,12 +109,12 @@ class Watch {
 
   void subscribe(const std::vector<std::string>& groups) {
     std::vector<std::string> channels;
-    for (const auto& g : groups) channels.push_back(KeyLayout(prefix_).release_channel(g));
-    if (!channels.empty()) notices_.subscribe(channels);
+    for (const auto& g : groups) channels.push_back(layout_.release_channel(g));
+    notices_.listen(channels);
   }
 
   void on_notice(std::string_view channel, std::string_view id) {
-    const auto group = KeyLayout(prefix_).group_of_channel(channel);
+    const auto group = layout_.group_of_channel(channel);
     if (!group) return;
     report(tracker_.notice(*group, id));
     // Whoever takes over shows up in the next poll: make it now.
@@ -192,8 +195,9 @@ class Watch {
 
   const Context& ctx_;
   const std::string prefix_;
-  redis::Client& commands_;
-  redis::Client& notices_;
+  const KeyLayout layout_;
+  Connection& commands_;
+  NoticeListener& notices_;
   const std::chrono::milliseconds interval_;
   const bool json_;
   asio::steady_timer wake_;
@@ -206,21 +210,26 @@ class Watch {
 
 }  // namespace
 
+// GCC 12 sees a mismatched operator delete for this coroutine's frame (a
+// false positive: Asio's frame allocator pairs them; see sentinel_resolver.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 asio::awaitable<int> run_watch(const Context& ctx) {
   require_valid_prefix(ctx.line.prefix);
-  require_valid_groups(ctx.line.groups);
+  require_valid_groups(ctx, ctx.line.groups);
   std::optional<std::chrono::milliseconds> duration;
   if (const auto& d = ctx.line.duration) duration = parse_duration("--duration", *d);
   std::chrono::milliseconds interval = default_interval;
   if (const auto& i = ctx.line.interval) interval = std::max(parse_duration("--interval", *i), min_interval);
 
   const auto ex = co_await asio::this_coro::executor;
-  redis::Client commands(ex, ctx.redis);
-  co_await connect(commands);
-  redis::Client notices(ex, ctx.redis, redis::Role::subscriber);
+  Connection commands(ex, ctx.redis);
+  co_await commands.connect();
+  NoticeListener notices(commands);
+  Watch watch(ctx, commands, notices, ex, interval);
   notices.start();
-
-  Watch watch(ctx, commands, notices, interval);
   // Whichever ends first (a signal, the duration) cancels the others.
   if (duration) {
     co_await (watch.run() || watch.until_signal() || watch.sleep_for(*duration));
@@ -229,5 +238,8 @@ asio::awaitable<int> run_watch(const Context& ctx) {
   }
   co_return exit_ok;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace leasehold::cli
