@@ -53,6 +53,9 @@ ConnectionMetrics Commands::metrics(std::string name, std::chrono::steady_clock:
     sum.protocol_errors += node.protocol_errors;
     sum.round_trip.merge(node.round_trip);
   }
+  const auto& stats = cluster_->stats();
+  sum.redirects = stats.moved + stats.asked;
+  sum.cluster_retries = stats.retries;
   if (const auto at = cluster_->last_reply_at()) sum.last_reply_age = now - *at;
   return sum;
 }

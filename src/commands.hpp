@@ -55,10 +55,12 @@ class Commands {
   /// The script with pre-encoded arguments whose keys all hash like
   /// `first_key`. done(error_code, redis::Reply, redis::Client* via): as
   /// redis::Client::async_eval, plus the connection that answered (nullptr
-  /// when none did), for a WAIT on the same connection.
+  /// when none did), for a WAIT on the same connection. On a cluster,
+  /// TRYAGAIN and CLUSTERDOWN are retried until `retry_until` if that is
+  /// later than retry_timeout (ClusterClient::async_eval).
   template <typename Done>
   void eval(const redis::Script& script, const redis::ScriptArguments& arguments, std::string_view first_key,
-            Done done) {
+            Done done, std::optional<std::chrono::steady_clock::time_point> retry_until = {}) {
     if (server_) {
       return server_->async_eval(script, arguments,
                                  [done = std::move(done), via = &*server_](error_code ec, redis::Reply r) mutable {
@@ -66,7 +68,7 @@ class Commands {
                                  });
     }
     cluster_->async_eval(cluster::detail::key_slot(first_key), script, arguments,
-                         cluster::detail::ClusterClient::EvalDone(std::move(done)));
+                         cluster::detail::ClusterClient::EvalDone(std::move(done)), retry_until);
   }
   /// The same with keys and arguments given now (routed by keys[0]).
   template <typename Done>

@@ -132,6 +132,12 @@ void connection_families(Builder& b) {
   b.per_connection("leasehold_redis_protocol_errors_total", Type::counter,
                    "Invalid or unexpected bytes from the server (each resets the connection).",
                    [](const ConnectionMetrics& c) { return c.protocol_errors; });
+  b.per_connection("leasehold_redis_redirects_total", Type::counter,
+                   "Redis Cluster: MOVED and ASK replies followed (a slot moved or is moving).",
+                   [](const ConnectionMetrics& c) { return c.redirects; });
+  b.per_connection("leasehold_redis_cluster_retries_total", Type::counter,
+                   "Redis Cluster: TRYAGAIN and CLUSTERDOWN replies waited out and retried.",
+                   [](const ConnectionMetrics& c) { return c.cluster_retries; });
   // Only the commands connection has request/reply round trips and a
   // meaningful reply age: the subscriber's traffic is pushed.
   b.family("leasehold_redis_last_reply_age_seconds", Type::gauge,

@@ -47,7 +47,12 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
       const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
       return commands_.eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, g.key, std::move(answer));
     }
-    case Command::renew: return commands_.eval(renew_script(), g.lease_arguments, g.key, std::move(answer));
+    // A renewal may wait out a slot migration or a shard failover on a
+    // cluster (TRYAGAIN, CLUSTERDOWN) for as long as its lease lasts: only
+    // a success extends the lease, and giving up earlier would demote a
+    // leader whose lease still holds.
+    case Command::renew:
+      return commands_.eval(renew_script(), g.lease_arguments, g.key, std::move(answer), g.machine.deadline());
     case Command::release: {
       std::vector<std::string> keys{g.key, layout_.holder_key(g.name)};
       std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};

@@ -92,6 +92,8 @@ TEST(MetricsServer, ServesAStrictExpositionAndHealthProbesAndReleasesOnSigterm) 
       {"leasehold_redis_commands_total", "counter"},
       {"leasehold_redis_timeouts_total", "counter"},
       {"leasehold_redis_protocol_errors_total", "counter"},
+      {"leasehold_redis_redirects_total", "counter"},
+      {"leasehold_redis_cluster_retries_total", "counter"},
       {"leasehold_redis_last_reply_age_seconds", "gauge"},
       {"leasehold_redis_command_duration_seconds", "histogram"},
   };

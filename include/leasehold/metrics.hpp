@@ -62,6 +62,8 @@ struct ConnectionMetrics {
   std::uint64_t commands_sent = 0;  ///< commands written, health-check PINGs included
   std::uint64_t timeouts = 0;       ///< commands, writes or health checks that outlived command_timeout
   std::uint64_t protocol_errors = 0;  ///< invalid or unexpected bytes from the server; each resets the connection
+  std::uint64_t redirects = 0;        ///< Redis Cluster: MOVED and ASK replies followed (a slot moved or is moving)
+  std::uint64_t cluster_retries = 0;  ///< Redis Cluster: TRYAGAIN and CLUSTERDOWN replies waited out and retried
   /// Request round trips, from enqueue to reply (commands connection only).
   LatencyHistogram round_trip;
   /// Age of the last non-error reply; nullopt before the first.

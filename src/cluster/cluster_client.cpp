@@ -124,8 +124,10 @@ void ClusterClient::stop() {
 // ---- commands ------------------------------------------------------------------
 
 void ClusterClient::async_eval(std::uint16_t slot, const redis::Script& script,
-                               const redis::ScriptArguments& arguments, EvalDone done) {
+                               const redis::ScriptArguments& arguments, EvalDone done,
+                               std::optional<std::chrono::steady_clock::time_point> retry_until) {
   auto call = std::make_shared<Call>(slot, RedirectLimits::from(*options_.cluster), std::move(done));
+  if (retry_until) call->budget.retry_until(*retry_until);
   call->script = &script;
   call->arguments = &arguments;
   send(std::move(call));

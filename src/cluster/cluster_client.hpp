@@ -102,10 +102,11 @@ class ClusterClient {
   /// hash to; `arguments` (and `script`) must outlive the call.
   /// Handler: as redis::Client::async_eval, plus the connection that gave
   /// the answer (nullptr when none did), for a follow-up on the same
-  /// connection (WAIT).
+  /// connection (WAIT). TRYAGAIN and CLUSTERDOWN are retried until
+  /// `retry_until` when that is later than the options' retry_timeout.
   using EvalDone = boost::asio::any_completion_handler<void(error_code, redis::Reply, redis::Client*)>;
   void async_eval(std::uint16_t slot, const redis::Script& script, const redis::ScriptArguments& arguments,
-                  EvalDone done);
+                  EvalDone done, std::optional<std::chrono::steady_clock::time_point> retry_until = {});
   /// The same with keys and arguments given now (copied once, kept for resends).
   void async_eval(std::uint16_t slot, const redis::Script& script, const std::vector<std::string>& keys,
                   const std::vector<std::string>& args, EvalDone done);

@@ -123,7 +123,7 @@ RedirectLimits RedirectLimits::from(const ClusterOptions& options) {
 }
 
 RedirectBudget::RedirectBudget(const RedirectLimits& limits, Clock::time_point first_send)
-    : limits_(limits), deadline_(first_send + limits.retry_timeout) {}
+    : limits_(limits), first_send_(first_send), deadline_(first_send + limits.retry_timeout) {}
 
 RedirectStep RedirectBudget::on_error(std::string_view text, std::string_view answering_host,
                                       Clock::time_point now) {
@@ -170,9 +170,11 @@ RedirectStep RedirectBudget::redirect(const ClusterError& reply, std::string_vie
 RedirectStep RedirectBudget::retry(const ClusterError& reply, std::string_view text, Clock::time_point now) {
   if (now >= deadline_) {
     return give_up(reply.kind, errc::server_error,
-                   fmt::format("still {} after {} retries within {} ms (retry_timeout): {}",
+                   fmt::format("still {} after {} retries within {} ms ({}): {}",
                                reply.kind == ClusterError::Kind::try_again ? "TRYAGAIN" : "CLUSTERDOWN", retries_,
-                               limits_.retry_timeout.count(), text));
+                               std::chrono::floor<std::chrono::milliseconds>(deadline_ - first_send_).count(),
+                               deadline_ == first_send_ + limits_.retry_timeout ? "retry_timeout" : "retry_until",
+                               text));
   }
   RedirectStep step;
   step.action = RedirectStep::Action::resend;

@@ -27,6 +27,7 @@
 #include <leasehold/error.hpp>
 #include <leasehold/redis_options.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -157,6 +158,10 @@ class RedirectBudget {
   int retries() const noexcept { return retries_; }
   /// No retry is scheduled past this instant.
   Clock::time_point retry_deadline() const noexcept { return deadline_; }
+  /// Keeps retrying until `until` when that is later than retry_timeout
+  /// allows: a lease renewal may wait out a migration until its lease runs
+  /// out, since only a success extends the lease.
+  void retry_until(Clock::time_point until) noexcept { deadline_ = std::max(deadline_, until); }
 
  private:
   RedirectStep redirect(const ClusterError& reply, std::string_view text, std::string_view answering_host);
@@ -164,6 +169,7 @@ class RedirectBudget {
   RedirectStep give_up(ClusterError::Kind cause, errc code, std::string detail) const;
 
   RedirectLimits limits_;
+  Clock::time_point first_send_;
   Clock::time_point deadline_;
   int redirects_ = 0;
   int retries_ = 0;

@@ -1,7 +1,9 @@
 // Electors on a real Redis Cluster (redis-cluster:// options): groups spread
 // over every shard with one leader each, keys hash-tagged into their
-// group's slot, names with braces refused, and a shard's master killed with
-// the other shards' leaders left alone.
+// group's slot, names with braces refused; and the cluster's own events
+// under led groups: a slot migration (ASK, TRYAGAIN, MOVED), a shard's master
+// killed (with and without confirm mode), a manual failover, and a shard
+// with no master (CLUSTERDOWN everywhere).
 
 #include "cluster/key_slot.hpp"
 #include "support/admin_client.hpp"
@@ -13,11 +15,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <cstdio>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -62,6 +69,59 @@ bool one_leader_each(const Fleet& fleet, const std::vector<std::string>& groups)
 // The shard (master index) that serves `group`'s keys, per the harness.
 std::size_t shard_of(const ClusterTopology& topology, const std::string& group) {
   return topology.master_of_slot(topology.key_slot("cl:{" + group + "}"));
+}
+
+// Runs `action` (a harness call that may block for seconds) on another
+// thread while the fleet's electors keep running here, calling `check`
+// between their turns. Rethrows what the action threw.
+void while_running(Fleet& fleet, const std::function<void()>& action, const std::function<void()>& check) {
+  std::exception_ptr failure;
+  bool done = false;
+  std::mutex mutex;
+  std::thread worker([&] {
+    try {
+      action();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    std::lock_guard lock(mutex);
+    done = true;
+  });
+  leasehold::test::run_until(fleet.io, [&] {
+    check();
+    std::lock_guard lock(mutex);
+    return done;
+  }, 120s);
+  worker.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+// Whether any group ever had two leaders, and whether the leaders of
+// `steady` ever changed, over the checks made.
+struct LeaderWatch {
+  LeaderWatch(const Fleet& fleet, std::vector<std::string> groups, std::map<std::string, std::size_t> steady)
+      : fleet(fleet), groups(std::move(groups)), steady(std::move(steady)) {}
+  void check() {
+    for (const auto& g : groups) never_two = never_two && fleet.leaders(g).size() <= 1;
+    for (const auto& [g, leader] : steady) {
+      const auto now = fleet.leaders(g);
+      if (now.size() != 1 || now.front() != leader) changed.insert(g);
+    }
+  }
+  std::function<void()> checker() {
+    return [this] { check(); };
+  }
+  const Fleet& fleet;
+  std::vector<std::string> groups;
+  std::map<std::string, std::size_t> steady;
+  bool never_two = true;
+  std::set<std::string> changed;
+};
+
+std::map<std::string, std::size_t> leaders_now(const Fleet& fleet, const std::vector<std::string>& groups) {
+  std::map<std::string, std::size_t> out;
+  for (const auto& g : groups) out[g] = fleet.leaders(g).at(0);
+  return out;
 }
 
 TEST(ClusterElector, GroupsSpreadOverEveryShardHaveOneLeaderEachWithTheirKeysInOneSlot) {
@@ -213,6 +273,188 @@ TEST(ClusterElector, AKilledShardMasterLeavesOtherShardsLeadersInPlaceAndItsGrou
       EXPECT_EQ(kept.count(ev.group), 0u) << ev.group << " was revoked but lives on another shard";
     }
   }
+}
+
+// Moving a led group's slot to another master, step by step, while its
+// leader renews and its standby polls: the old master answers ASK once the
+// keys are gone, TRYAGAIN while they are split, MOVED at the end. Every
+// answer is followed: no group changes leader and none is revoked; only the
+// redirect counters tell.
+TEST(ClusterElector, ASlotMigrationUnderLedGroupsChangesNoLeaderAndIsCountedOnly) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  const auto groups = group_names(12);
+  Fleet fleet(cluster_url_options(topology));
+  for (const char* id : {"a", "b"}) {
+    ElectorOptions o = options_for(id, groups, 6000ms);
+    o.heartbeat_interval = 300ms;  // renewals in every step of the migration
+    fleet.add(o);
+  }
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 30s));
+  LeaderWatch watch(fleet, groups, leaders_now(fleet, groups));
+
+  for (const std::string moved : {"g0", "g5"}) {
+    const int slot = topology.key_slot("cl:{" + moved + "}");
+    const std::size_t from = topology.master_of_slot(slot);
+    std::size_t to = from;
+    for (const std::size_t m : topology.masters()) {
+      if (m != from) to = m;
+    }
+    topology.begin_migration(slot, to);
+    leasehold::test::run_until(fleet.io, [&] { watch.check(); return false; }, 1s);
+    // One key over (a split group: TRYAGAIN), then the rest (ASK), then the slot (MOVED).
+    while_running(fleet, [&] { ASSERT_GE(topology.migrate_keys(slot, 1), 1u); }, watch.checker());
+    leasehold::test::run_until(fleet.io, [&] { watch.check(); return false; }, 300ms);
+    while_running(fleet, [&] { topology.migrate_keys(slot); }, watch.checker());
+    leasehold::test::run_until(fleet.io, [&] { watch.check(); return false; }, 1s);
+    while_running(fleet, [&] { topology.finish_migration(slot); }, watch.checker());
+    leasehold::test::run_until(fleet.io, [&] { watch.check(); return false; }, 1500ms);
+    EXPECT_EQ(topology.master_of_slot(slot), to);
+    // The lease is on the new master, still the same leader's.
+    const auto holder = topology.node(to).admin().get("cl:{" + moved + "}");
+    EXPECT_EQ(holder, std::optional<std::string>(fleet.leaders(moved).at(0) == 0 ? "a" : "b")) << moved;
+  }
+  EXPECT_TRUE(watch.never_two);
+  EXPECT_TRUE(watch.changed.empty()) << "changed leader: " << *watch.changed.begin();
+  std::uint64_t redirects = 0;
+  std::uint64_t retries = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(fleet.events(i).revoked.empty()) << fleet.events(i).revoked.front().group;
+    const auto m = fleet.metrics(i);
+    redirects += m.commands.redirects;
+    retries += m.commands.cluster_retries;
+  }
+  EXPECT_GT(redirects, 0u) << "no MOVED or ASK was followed";
+  std::printf("redirects followed: %llu, TRYAGAIN/CLUSTERDOWN retries: %llu\n",
+              static_cast<unsigned long long>(redirects), static_cast<unsigned long long>(retries));
+}
+
+// CLUSTER FAILOVER on a replica: a coordinated switch (the master stops
+// writes until its replica caught up). The shard's groups end up led on the
+// new master, never by two; other shards' leaders are not touched.
+TEST(ClusterElector, AManualFailoverLeavesOtherShardsAloneAndItsGroupsLedOnTheNewMaster) {
+  ClusterTopology topology;
+  const auto groups = group_names(24);
+  Fleet fleet(cluster_url_options(topology));
+  fleet.add(options_for("a", groups, 5000ms));
+  fleet.add(options_for("b", groups, 5000ms));
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 30s));
+  const std::size_t old_master = topology.masters().front();
+  const std::size_t replica = topology.replicas_of(old_master).front();
+  std::map<std::string, std::size_t> others;
+  std::vector<std::string> shard;
+  for (const auto& [g, leader] : leaders_now(fleet, groups)) {
+    if (shard_of(topology, g) == old_master) {
+      shard.push_back(g);
+    } else {
+      others[g] = leader;
+    }
+  }
+  ASSERT_FALSE(shard.empty());
+  LeaderWatch watch(fleet, groups, others);
+
+  while_running(fleet, [&] { topology.failover(replica); }, watch.checker());
+  EXPECT_TRUE(topology.has_master_role(replica));
+  EXPECT_TRUE(leasehold::test::run_until(fleet.io, [&] { watch.check(); return one_leader_each(fleet, groups); },
+                                         30s));
+  // Each of the shard's leases is on the new master.
+  for (const auto& g : shard) EXPECT_TRUE(topology.node(replica).admin().get("cl:{" + g + "}").has_value()) << g;
+  EXPECT_TRUE(watch.never_two);
+  EXPECT_TRUE(watch.changed.empty()) << "a group on another shard changed leader: " << *watch.changed.begin();
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (const auto& ev : fleet.events(i).revoked) EXPECT_EQ(others.count(ev.group), 0u) << ev.group;
+  }
+}
+
+// A shard whose master is unreachable and has no replica: with full
+// coverage (Redis's default) every node answers CLUSTERDOWN, so every
+// group's renewals are retried and then fail; leaders step down (never two)
+// and every group is led again once the master is back.
+TEST(ClusterElector, ClusterDownEverywhereDemotesSafelyAndEveryGroupIsLedAgainAfter) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  const auto groups = group_names(12);
+  Fleet fleet(cluster_url_options(topology));
+  fleet.add(options_for("a", groups, 3000ms));
+  fleet.add(options_for("b", groups, 3000ms));
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 30s));
+  LeaderWatch watch(fleet, groups, {});
+  const std::size_t frozen = topology.masters().front();
+  std::size_t asked = topology.masters().back();
+
+  topology.pause(frozen);
+  // The other nodes mark it failed after the node timeout (1 s) and answer CLUSTERDOWN.
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { watch.check(); return !topology.reports_ok(asked); }, 20s));
+  EXPECT_TRUE(leasehold::test::run_until(fleet.io, [&] {
+    watch.check();
+    for (const auto& g : groups) {
+      if (!fleet.leaders(g).empty()) return false;
+    }
+    return true;
+  }, 20s)) << "leaders kept leading while the cluster was down";
+  topology.resume(frozen);
+  while_running(fleet, [&] { topology.wait_until_ok(); }, watch.checker());
+  EXPECT_TRUE(leasehold::test::run_until(fleet.io, [&] { watch.check(); return one_leader_each(fleet, groups); },
+                                         30s));
+  EXPECT_TRUE(watch.never_two);
+  std::uint64_t retries = 0;
+  for (std::size_t i = 0; i < 2; ++i) retries += fleet.metrics(i).commands.cluster_retries;
+  EXPECT_GT(retries, 0u) << "no CLUSTERDOWN was retried";
+}
+
+// Confirm mode on a cluster: a lease counts once WAIT says the shard's
+// replica has it. The shard's master is killed: its replica, promoted, has
+// every confirmed lease, but no replica of its own, so nobody may lead the
+// shard's groups (a lease nobody copied does not count) until the old master
+// is back as its replica; then they are led again, by the same instance or
+// after a clean hand-over. Never two leaders; other shards untouched.
+TEST(ClusterElector, ConfirmModeAcrossAKilledShardMasterNeverTwoLeaders) {
+  ClusterTopologyOptions topology_options;
+  topology_options.extra_config = {"cluster-require-full-coverage no"};
+  ClusterTopology topology(topology_options);
+  const auto groups = group_names(24);
+  Fleet fleet(cluster_url_options(topology));
+  for (const char* id : {"a", "b"}) {
+    ElectorOptions o = options_for(id, groups, 5000ms);
+    o.confirm_replicas = 1;
+    o.confirm_timeout = 200ms;
+    fleet.add(o);
+  }
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 30s));
+  const std::size_t victim = topology.masters().front();
+  const std::size_t heir = topology.replicas_of(victim).front();
+  std::map<std::string, std::size_t> others;
+  std::map<std::string, std::size_t> shard;
+  for (const auto& [g, leader] : leaders_now(fleet, groups)) {
+    (shard_of(topology, g) == victim ? shard : others)[g] = leader;
+  }
+  ASSERT_FALSE(shard.empty());
+  // Every lease of the shard is on the replica already (WAIT said so).
+  auto on_replica = topology.node(heir).admin();
+  on_replica.call({"READONLY"});
+  for (const auto& [g, leader] : shard) {
+    EXPECT_EQ(on_replica.get("cl:{" + g + "}"), std::optional<std::string>(leader == 0 ? "a" : "b")) << g;
+  }
+  LeaderWatch watch(fleet, groups, others);
+
+  topology.kill(victim);
+  while_running(fleet, [&] { EXPECT_EQ(topology.wait_for_promotion(victim), heir); }, watch.checker());
+  leasehold::test::run_until(fleet.io, [&] { watch.check(); return false; }, 3s);
+  for (const auto& [g, leader] : shard) {
+    EXPECT_TRUE(fleet.leaders(g).empty()) << g << " is led on a master without a replica";
+  }
+  topology.restart(victim);
+  while_running(fleet, [&] { topology.wait_until_settled(60s); }, watch.checker());
+  EXPECT_TRUE(leasehold::test::run_until(fleet.io, [&] { watch.check(); return one_leader_each(fleet, groups); },
+                                         60s))
+      << "the killed shard's groups were not led again";
+  EXPECT_TRUE(watch.never_two);
+  EXPECT_TRUE(watch.changed.empty()) << "a group on another shard changed leader: " << *watch.changed.begin();
+  std::size_t same = 0;
+  for (const auto& [g, leader] : shard) same += fleet.leaders(g) == std::vector<std::size_t>{leader} ? 1 : 0;
+  std::printf("after the failover %zu of %zu groups of the shard are led by the same instance\n", same, shard.size());
 }
 
 }  // namespace

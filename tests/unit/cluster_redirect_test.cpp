@@ -313,6 +313,22 @@ TEST(RedirectBudget, RetriesStopAtTheDeadlineCountedFromTheFirstSend) {
   EXPECT_EQ(budget.retries(), 2);
 }
 
+TEST(RedirectBudget, RetryUntilExtendsTheDeadlineButNeverShortensIt) {
+  RedirectBudget budget(RedirectLimits{.backoff_min = 100ms, .backoff_max = 400ms, .retry_timeout = 250ms}, t0);
+  budget.retry_until(t0 + 100ms);  // earlier than retry_timeout: no change
+  EXPECT_EQ(budget.retry_deadline(), t0 + 250ms);
+  budget.retry_until(t0 + 2s);  // a lease that lasts longer
+  EXPECT_EQ(budget.retry_deadline(), t0 + 2s);
+  // Past retry_timeout it still retries, at the capped backoff...
+  const auto later = budget.on_error(try_again_text, "a", t0 + 1s);
+  EXPECT_EQ(later.action, Action::resend);
+  EXPECT_EQ(later.delay, 100ms);
+  // ... until the extended deadline, and says which bound ended it.
+  const auto last = budget.on_error(try_again_text, "a", t0 + 2s);
+  EXPECT_EQ(last.action, Action::give_up);
+  EXPECT_TRUE(contains(last.error.detail, "after 1 retries within 2000 ms (retry_until)")) << last.error.detail;
+}
+
 TEST(RedirectBudget, ZeroRetryTimeoutGivesUpAtTheFirstTryAgain) {
   RedirectBudget budget(RedirectLimits{.retry_timeout = 0ms}, t0);
   const auto step = budget.on_error(try_again_text, "a", t0);
