@@ -1,5 +1,7 @@
 #include "lease_scripts.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <string_view>
 
@@ -112,19 +114,23 @@ namespace {
 
 // The notice goes out with PUBLISH, or on a Redis Cluster with SPUBLISH to
 // the group's shard channel (in the keys' slot: only that shard hears it).
+// SPUBLISH goes through pcall: a server without sharded pub/sub (before
+// 7.0) must still release the lease, its standbys then poll; a script error
+// after the DEL would report a failed release that happened.
+std::string notice_line(std::string_view publish) {
+  return fmt::format("redis.{}('{}', ARGV[2], ARGV[1])\nreturn 1\n", publish == "SPUBLISH" ? "pcall" : "call",
+                     publish);
+}
+
 std::string release_body(std::string_view publish) {
-  return std::string(release_check)
-      .append("redis.call('DEL', KEYS[1])\nredis.call('")
-      .append(publish)
-      .append("', ARGV[2], ARGV[1])\nreturn 1\n");
+  return std::string(release_check).append("redis.call('DEL', KEYS[1])\n").append(notice_line(publish));
 }
 
 std::string hand_over_body(std::string_view publish) {
   return std::string(release_check)
       .append("redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[7])\n"
-              "redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])\nredis.call('")
-      .append(publish)
-      .append("', ARGV[2], ARGV[1])\nreturn 1\n");
+              "redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])\n")
+      .append(notice_line(publish));
 }
 
 }  // namespace
