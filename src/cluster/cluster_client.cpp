@@ -62,7 +62,8 @@ RedisOptions node_options(const RedisOptions& cluster, const ClusterNode& node) 
   return o;
 }
 
-bool is_connection_failure(const error_code& ec) {
+// The node may be gone (failed over, restarting): its slots may have moved.
+bool node_may_be_gone(const error_code& ec) {
   return ec == errc::not_connected || ec == errc::connection_lost || ec == errc::timeout;
 }
 
@@ -208,8 +209,8 @@ void ClusterClient::replied() noexcept {
 
 void ClusterClient::on_replies(std::shared_ptr<Call> call, const ClusterNode& node, redis::Client* via,
                                error_code ec, std::vector<redis::Reply> replies) {
-  if (!replies.empty() && !is_connection_failure(ec) && ec != errc::stopped && via != nullptr) replied();
-  if (is_connection_failure(ec)) {
+  if (!replies.empty() && !node_may_be_gone(ec) && ec != errc::stopped && via != nullptr) replied();
+  if (node_may_be_gone(ec)) {
     // The node may be gone for good (a failover follows): the next command
     // for its slots goes wherever the new map says.
     refresh_soon();
@@ -255,8 +256,8 @@ redis::Client& ClusterClient::client_for(const ClusterNode& node, bool seed) {
   if (it == nodes_.end()) {
     auto client = std::make_unique<redis::Client>(executor_, node_options(options_, node));
     for (const redis::Script* script : scripts_) client->preload(*script);
-    client->on_state([self = self_, address](bool up, const Error&) {
-      if (*self != nullptr) (*self)->node_state(address, up);
+    client->on_state([self = self_](bool up, const Error&) {
+      if (*self != nullptr) (*self)->node_state(up);
     });
     it = nodes_.emplace(address, Node{std::move(client), seed}).first;
     it->second.client->start();
@@ -264,7 +265,7 @@ redis::Client& ClusterClient::client_for(const ClusterNode& node, bool seed) {
   return *it->second.client;
 }
 
-void ClusterClient::node_state(const std::string& address, bool up) {
+void ClusterClient::node_state(bool up) {
   if (stopped_) return;
   // The first connection to come up reads the map; a connection lost may
   // mean a failover: read it again.
@@ -273,7 +274,6 @@ void ClusterClient::node_state(const std::string& address, bool up) {
     return maybe_ready();
   }
   if (!up) refresh_soon();
-  (void)address;
 }
 
 // Up once the first map's masters are connected (a command made before

@@ -128,7 +128,7 @@ class ClusterClient {
                   std::vector<redis::Reply> replies);
   void resend_later(std::shared_ptr<Call> call, std::chrono::milliseconds delay);
   redis::Client& client_for(const ClusterNode& node, bool seed = false);
-  void node_state(const std::string& address, bool up);
+  void node_state(bool up);
 
   void refresh_soon();
   void refresh();
