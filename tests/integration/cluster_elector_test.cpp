@@ -457,4 +457,36 @@ TEST(ClusterElector, ConfirmModeAcrossAKilledShardMasterNeverTwoLeaders) {
   std::printf("after the failover %zu of %zu groups of the shard are led by the same instance\n", same, shard.size());
 }
 
+// A leader-only schedule claiming each tick on a cluster: its tick record
+// lives in the group's slot (`<prefix>{<group>}:ticks`, beside the lease), each tick runs
+// on the leader only, once.
+TEST(ClusterElector, ALeaderOnlyScheduleRecordsItsTicksInTheGroupsSlotAndRunsEachOnce) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  Fleet fleet(cluster_url_options(topology));
+  std::vector<std::vector<std::int64_t>> ran(3);  // tick instants (ms) run by each instance
+  std::vector<leasehold::Schedule> schedules;
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto& e = fleet.add(options_for(std::string(1, static_cast<char>('a' + i)), {}));
+    schedules.push_back(leasehold::every(e, "digest", 200ms, [&ran, i](const leasehold::Tick& t) {
+      ran[i].push_back(std::chrono::duration_cast<std::chrono::milliseconds>(t.scheduled.time_since_epoch()).count());
+    }, {.once_per_tick = true}));
+  }
+  const auto leader = fleet.wait_single_leader("digest");
+  ASSERT_TRUE(leader.has_value());
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return ran[*leader].size() >= 5; }, 10s));
+  std::set<std::int64_t> seen;
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (i != *leader) {
+      EXPECT_TRUE(ran[i].empty()) << "a standby ran a tick";
+    }
+    for (const auto t : ran[i]) EXPECT_TRUE(seen.insert(t).second) << "tick " << t << " ran twice";
+  }
+  auto admin = topology.node(shard_of(topology, "digest")).admin();
+  const auto type = admin.call({"TYPE", "cl:{digest}:ticks"});
+  EXPECT_EQ(type.str, "hash") << "the tick record is not on the group's master";
+  for (auto& s : schedules) s.cancel();
+}
+
 }  // namespace
