@@ -38,6 +38,8 @@ namespace {
 
 constexpr std::chrono::milliseconds default_interval{500};
 constexpr std::chrono::milliseconds min_interval{10};
+// After a release notice, polls come every takeover_grace for this long.
+constexpr std::chrono::milliseconds follow_notice{2000};
 
 class Watch {
  public:
@@ -57,8 +59,10 @@ class Watch {
       co_await poll();
       if (cancelled(co_await asio::this_coro::cancellation_state)) break;
       if (!refresh_now_) {
-        // A new holder held back is reported after a short grace at most.
-        wake_.expires_after(tracker_.holding_back() ? std::min(interval_, LeaseTracker::takeover_grace) : interval_);
+        // A new holder held back is reported after a short grace at most,
+        // and so is the takeover that follows a release notice.
+        const bool soon = tracker_.holding_back() || LeaseTracker::Clock::now() < follow_until_;
+        wake_.expires_after(soon ? std::min(interval_, LeaseTracker::takeover_grace) : interval_);
         co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
         if (cancelled(co_await asio::this_coro::cancellation_state)) break;
       }
@@ -117,8 +121,11 @@ class Watch {
     const auto group = layout_.group_of_channel(channel);
     if (!group) return;
     report(tracker_.notice(*group, id));
-    // Whoever takes over shows up in the next poll: make it now.
+    // Whoever takes over shows up in the next polls: make one now, and keep
+    // polling often for a while (the standby acquires a moment after the
+    // notice), so that the takeover shows at once whatever --interval.
     refresh_now_ = true;
+    follow_until_ = LeaseTracker::Clock::now() + follow_notice;
     wake_.cancel();
   }
 
@@ -204,6 +211,7 @@ class Watch {
   asio::signal_set signals_;  // caught from construction on, not only once awaited
   LeaseTracker tracker_;
   bool refresh_now_ = false;
+  LeaseTracker::Clock::time_point follow_until_{};
   bool stopping_ = false;
   bool up_ = true;
 };
