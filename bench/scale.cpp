@@ -1,8 +1,11 @@
 // Issue #5 item 5: one Elector campaigning for many groups (default 10,000,
 // ttl 5 s) against a private redis-server, measured over a steady window.
+// Issue #15: the same on a Redis Cluster (--topology cluster: N masters with
+// R replicas each on loopback, default 3 masters and no replica).
 //
 //   scale [--groups 10000] [--ttl-ms 5000] [--duration-s 45] [--settle-s 6]
 //         [--csv scale.csv] [--command-timeout-ms N] [--stagger-ms N]
+//         [--topology single|cluster] [--masters 3] [--replicas 0]
 //
 // Reports client CPU (getrusage of this process, every thread, as % of one
 // core), resident memory per group (RSS growth from before the Elector was
@@ -10,7 +13,9 @@
 // the memory target must hold at both), Redis CPU (INFO cpu deltas)
 // and command rates (INFO commandstats deltas), the renewal round trip
 // (audit hook: `extended` records, at - sent_at) and every revocation, which
-// here can only mean a missed renewal.
+// here can only mean a missed renewal. On a cluster, also each node's CPU and
+// command rates and each master's share of the groups (its lease keys), in
+// <csv>.nodes.csv beside the main table.
 // Targets (reported, not asserted): <= 5% of a core, <= 1 KiB per group, no
 // missed renewal.
 
@@ -19,7 +24,7 @@
 #include "common/resource_usage.hpp"
 #include "common/summary.hpp"
 #include "common/table.hpp"
-#include "support/redis_server.hpp"
+#include "scale/deployment.hpp"
 
 #include <leasehold/leasehold.hpp>
 
@@ -55,6 +60,7 @@ struct Options {
   // registered with Elector::group() spread over N ms after start(), so that
   // their renewals are spread over the heartbeat instead of in one burst.
   std::chrono::milliseconds stagger{0};
+  bench::DeploymentOptions deployment;
 };
 
 Options parse(int argc, char** argv) {
@@ -68,27 +74,18 @@ Options parse(int argc, char** argv) {
     else if (flag == "--csv") o.csv = value;
     else if (flag == "--stagger-ms") o.stagger = std::chrono::milliseconds(std::stoi(value));
     else if (flag == "--command-timeout-ms") o.command_timeout = std::chrono::milliseconds(std::stoi(value));
+    else if (flag == "--topology") {
+      if (value != "single" && value != "cluster") throw std::invalid_argument("--topology is single or cluster");
+      o.deployment.cluster = value == "cluster";
+    } else if (flag == "--masters") o.deployment.masters = std::clamp(std::stoi(value), 3, 16);
+    else if (flag == "--replicas") o.deployment.replicas = std::clamp(std::stoi(value), 0, 2);
     else throw std::invalid_argument("unknown flag " + flag);
   }
   if (argc % 2 == 0) throw std::invalid_argument(std::string("missing value after ") + argv[argc - 1]);
-  o.groups = std::clamp(o.groups, 1, 200000);
+  o.groups = std::clamp(o.groups, 1, 2000000);
   o.duration_s = std::clamp(o.duration_s, 1, 600);
   o.settle_s = std::clamp(o.settle_s, 0, 120);
   return o;
-}
-
-// What Redis says about itself at one instant.
-struct RedisSample {
-  double cpu_s = 0;  // user + sys of the server process
-  std::map<std::string, std::uint64_t> commands;
-};
-
-RedisSample sample_redis(lh::test::AdminClient& admin) {
-  RedisSample s;
-  const auto cpu = bench::parse_info(admin.call({"INFO", "cpu"}).str);
-  s.cpu_s = bench::info_number(cpu, "used_cpu_user") + bench::info_number(cpu, "used_cpu_sys");
-  s.commands = bench::parse_commandstats(admin.call({"INFO", "commandstats"}).str);
-  return s;
 }
 
 // Collects from the audit hook, on the elector's thread. Storage is reserved
@@ -115,14 +112,45 @@ struct AuditLog {
   }
 };
 
+// Per node of a cluster: its share of the groups (lease keys), CPU and
+// command rates over the window.
+bench::Table node_table(const bench::Deployment& d, const std::vector<bench::NodeSample>& a,
+                        const std::vector<bench::NodeSample>& b, const std::vector<std::uint64_t>& lease_keys,
+                        double wall) {
+  std::uint64_t groups = 0;
+  std::size_t masters = 0;
+  for (std::size_t i = 0; i < d.node_count(); ++i) {
+    groups += lease_keys[i];
+    masters += d.is_master(i) ? 1 : 0;
+  }
+  const double mean = static_cast<double>(groups) / static_cast<double>(std::max<std::size_t>(1, masters));
+  bench::Table t({"node", "groups (lease keys)", "vs mean", "Redis CPU %", "EVALSHA/s", "renewals/s (PEXPIRE)",
+                  "PING/s", "CLUSTER/s", "other/s"});
+  for (std::size_t i = 0; i < d.node_count(); ++i) {
+    const auto cmds = bench::diff(a[i].commands, b[i].commands);
+    const auto rate = [&](std::string_view name) { return static_cast<double>(bench::calls(cmds, name)) / wall; };
+    double all = 0;
+    for (const auto& [name, n] : cmds) all += static_cast<double>(n) / wall;
+    const double cluster = rate("cluster|shards") + rate("cluster|slots");
+    const bool master = d.is_master(i);
+    // Inside the lease scripts Redis counts GET, HGET, HMGET, PEXPIRE, ... too.
+    const double scripted = all - rate("evalsha") - rate("eval") - rate("ping") - cluster;
+    t.add({d.describe(i), master ? std::to_string(lease_keys[i]) : "",
+           master ? fmt::format("{:+.1f} %", (static_cast<double>(lease_keys[i]) / mean - 1) * 100) : "",
+           bench::fixed((b[i].cpu_s - a[i].cpu_s) / wall * 100, 2), bench::fixed(rate("evalsha"), 0),
+           bench::fixed(rate("pexpire"), 0), bench::fixed(rate("ping"), 1), bench::fixed(cluster, 2),
+           master ? fmt::format("{:.0f} (in scripts)", scripted) : bench::fixed(all, 0)});
+  }
+  return t;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   const Options opt = parse(argc, argv);
   // A mass revocation would log one warning per group; the table counts them.
   lh::set_log_level(lh::LogLevel::error);
-  lh::test::RedisServer server;
-  auto admin = server.admin(5000ms);
+  bench::Deployment deployment(opt.deployment);
 
   lh::ElectorOptions options;
   options.ttl = opt.ttl;
@@ -142,7 +170,7 @@ int main(int argc, char** argv) try {
   const std::size_t heap_before = bench::heap_in_use_bytes();
   const double cpu_before = bench::process_cpu_seconds();
   const auto t_construct = Clock::now();
-  lh::RedisOptions redis = server.options();
+  lh::RedisOptions redis = deployment.options();
   redis.command_timeout = opt.command_timeout.count() > 0 ? opt.command_timeout : lh::RedisOptions{}.command_timeout;
   auto elector = std::make_unique<lh::Elector>(redis, options);  // standalone: own I/O thread
   elector->on_lease_audit([&audit](const lh::LeaseAuditEvent& e) { audit.record(e); });
@@ -178,7 +206,7 @@ int main(int argc, char** argv) try {
   const std::uint64_t revoked_before_window = revoked.load();
 
   // ---- the measured window ----
-  const RedisSample redis0 = sample_redis(admin);
+  const auto nodes0 = deployment.sample();
   const double cpu0 = bench::process_cpu_seconds();
   const std::uint64_t allocations0 = bench::allocations();
   const auto t0 = Clock::now();
@@ -195,9 +223,11 @@ int main(int argc, char** argv) try {
   const auto t1 = Clock::now();
   const double cpu1 = bench::process_cpu_seconds();
   const std::uint64_t allocations1 = bench::allocations();
-  const RedisSample redis1 = sample_redis(admin);
+  const auto nodes1 = deployment.sample();
   const std::size_t rss_end = bench::resident_bytes();
   const std::size_t heap_end = bench::heap_in_use_bytes();
+  // Read before the stop releases (deletes) the leases.
+  const auto lease_keys = deployment.cluster() ? deployment.count_keys("leader:{*}") : std::vector<std::uint64_t>{};
 
   const auto t_stop = Clock::now();
   elector.reset();  // stops: releases every lease (bounded by stop_timeout)
@@ -205,7 +235,8 @@ int main(int argc, char** argv) try {
 
   // ---- report ----
   const double wall = std::chrono::duration<double>(t1 - t0).count();
-  const auto cmds = bench::diff(redis0.commands, redis1.commands);
+  const auto masters = bench::total_delta(deployment, nodes0, nodes1, true);
+  const auto& cmds = masters.commands;
   const auto rate = [&](std::string_view name) { return static_cast<double>(bench::calls(cmds, name)) / wall; };
   std::vector<double> renewal_ms;
   renewal_ms.reserve(audit.renewal_ns.size());
@@ -230,7 +261,8 @@ int main(int argc, char** argv) try {
   t.add({"operator new calls per renewal", bench::fixed(static_cast<double>(allocations1 - allocations0) / std::max(1.0, rate("pexpire") * wall), 1), ""});
   t.add({"RSS growth per group (to end of window)", fmt::format("{:.0f} B", bytes_per_group_end), "<= 1024"});
   t.add({"heap in use per group (to end of window)", fmt::format("{:.0f} B", (static_cast<double>(heap_end) - static_cast<double>(heap_before)) / static_cast<double>(total_groups)), ""});
-  t.add({"Redis CPU (% of one core)", bench::fixed((redis1.cpu_s - redis0.cpu_s) / wall * 100, 2), ""});
+  t.add({deployment.cluster() ? "Redis CPU, masters together (% of one core)" : "Redis CPU (% of one core)",
+         bench::fixed(masters.cpu_s / wall * 100, 2), ""});
   t.add({"EVALSHA per second (lease scripts)", bench::fixed(rate("evalsha"), 0), fmt::format("{:.0f} (groups / heartbeat)", static_cast<double>(total_groups) / heartbeat_s)});
   t.add({"  of which renewals (PEXPIRE in scripts)", bench::fixed(rate("pexpire"), 0), ""});
   t.add({"other commands per second (PING, ...)", bench::fixed(rate("ping") + rate("eval"), 1), ""});
@@ -241,10 +273,19 @@ int main(int argc, char** argv) try {
   t.add({"error events", std::to_string(errors.load()), "0"});
   t.add({"graceful stop (release every lease)", fmt::format("{:.0f} ms", stop_ms), ""});
 
-  std::printf("scale run: one Elector, %llu groups, ttl %lld ms, %.1f s window%s\n\n%s\n%s",
+  std::printf("scale run: one Elector, %llu groups, ttl %lld ms, %.1f s window%s%s\n\n%s\n%s",
               static_cast<unsigned long long>(total_groups), static_cast<long long>(opt.ttl.count()), wall,
               opt.stagger.count() > 0 ? fmt::format(", groups registered over {} ms", opt.stagger.count()).c_str() : "",
+              deployment.cluster() ? fmt::format(", Redis Cluster of {} masters with {} replicas each",
+                                                 opt.deployment.masters, opt.deployment.replicas).c_str()
+                                   : "",
               t.text().c_str(), t.markdown().c_str());
+  if (deployment.cluster()) {
+    const auto nodes = node_table(deployment, nodes0, nodes1, lease_keys, wall);
+    std::printf("\nper node (the window; groups: its lease keys at the end of the window)\n\n%s\n%s",
+                nodes.text().c_str(), nodes.markdown().c_str());
+    nodes.write_csv(opt.csv + ".nodes.csv");
+  }
   if (missed != 0) {
     for (const auto& [reason, n] : revoke_reasons) std::printf("revoked: %s x%d\n", reason.c_str(), n);
   }

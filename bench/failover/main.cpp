@@ -10,6 +10,8 @@
 //   failover --topology sentinel [--scenarios kill,failover,confirm_cost]
 //            [--confirm-replicas 1] [--cost-replicas 0,1,2] [--cost-groups 1000]
 //            [--rounds 20] [--ttl-ms 2000] ... (see sentinel_bench.hpp)
+//   failover --topology cluster [--scenarios step_down,stop] [--rounds 200]
+//            [--cluster-replicas 0] ... (see cluster_bench.hpp)
 //
 // Scenarios (each repeated --rounds times, with a random wait of up to one
 // heartbeat before each round so that every phase of the renewal cycle is
@@ -34,6 +36,7 @@
 #include "common/resource_usage.hpp"
 #include "common/summary.hpp"
 #include "common/table.hpp"
+#include "failover/cluster_bench.hpp"
 #include "failover/fleet.hpp"
 #include "failover/metric.hpp"
 #include "failover/priority_bench.hpp"
@@ -76,6 +79,8 @@ struct Options {
   std::string member = LEASEHOLD_MEMBER_BINARY;
   unsigned seed = 1;
   bool sentinel = false;        // --topology sentinel
+  bool cluster = false;         // --topology cluster
+  int cluster_replicas = 0;
   bool stop_oldest = true;      // priority: keep the fleet's size
   bool scenarios_given = false;
   std::vector<int> confirm_replicas{1}, cost_replicas{0, 1, 2};
@@ -115,10 +120,14 @@ Options parse(int argc, char** argv) {
       o.scenarios_given = true;
     } else if (flag == "--load-standbys") o.load_standbys = numbers(split(value), 1, 100);
     else if (flag == "--topology") {
-      if (value != "sentinel" && value != "single") throw std::invalid_argument("--topology is single or sentinel");
+      if (value != "sentinel" && value != "single" && value != "cluster") {
+        throw std::invalid_argument("--topology is single, sentinel or cluster");
+      }
       o.sentinel = value == "sentinel";
+      o.cluster = value == "cluster";
     } else if (flag == "--confirm-replicas") o.confirm_replicas = numbers(split(value), 0, 2);
     else if (flag == "--cost-replicas") o.cost_replicas = numbers(split(value), 0, 2);
+    else if (flag == "--cluster-replicas") o.cluster_replicas = std::clamp(std::stoi(value), 0, 2);
     else if (flag == "--cost-groups") o.cost_groups = std::clamp(std::stoi(value), 1, 100000);
     else if (flag == "--load-seconds") o.load_window = std::chrono::seconds(std::clamp(std::stoi(value), 1, 600));
     else if (flag == "--out-dir") o.out_dir = value;
@@ -130,6 +139,7 @@ Options parse(int argc, char** argv) {
   }
   if (o.heartbeat.count() == 0) o.heartbeat = o.ttl / 3;
   if (o.sentinel && !o.scenarios_given) o.scenarios = {"kill", "failover", "confirm_cost"};
+  if (o.cluster && !o.scenarios_given) o.scenarios = {"step_down", "stop"};
   if (o.plot.empty()) o.plot = o.out_dir + "/failover_timeline";
   return o;
 }
@@ -231,6 +241,12 @@ int main(int argc, char** argv) try {
     bench::run_sentinel(bench::SentinelBenchOptions{o.member, o.out_dir, o.candidates, o.rounds, o.ttl, o.heartbeat,
                                                     o.retry, o.scenarios, o.confirm_replicas, o.cost_replicas,
                                                     o.cost_groups, o.load_window, o.seed});
+    std::printf("load average at end: %s\n", bench::load_average().c_str());
+    return 0;
+  }
+  if (o.cluster) {
+    bench::run_cluster(bench::ClusterBenchOptions{o.member, o.out_dir, o.candidates, o.rounds, o.ttl, o.heartbeat,
+                                                  o.retry, o.scenarios, o.cluster_replicas, o.seed});
     std::printf("load average at end: %s\n", bench::load_average().c_str());
     return 0;
   }

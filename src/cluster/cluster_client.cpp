@@ -37,11 +37,13 @@ struct ClusterClient::Call {
   // Exactly once, whatever the client's state (it may be gone).
   void complete(error_code ec, std::vector<redis::Reply> replies, redis::Client* via) {
     if (script != nullptr) {
-      redis::Reply reply = replies.empty() ? redis::Reply{} : std::move(replies.front());
-      if (eval_done) std::move(eval_done)(ec, std::move(reply), via);
+      complete_eval(ec, replies.empty() ? redis::Reply{} : std::move(replies.front()), via);
     } else if (exec_done) {
       std::move(exec_done)(ec, std::move(replies));
     }
+  }
+  void complete_eval(error_code ec, redis::Reply reply, redis::Client* via) {
+    if (eval_done) std::move(eval_done)(ec, std::move(reply), via);
   }
 };
 
@@ -169,31 +171,46 @@ void ClusterClient::send(std::shared_ptr<Call> call) {
       if (*self == nullptr) return call->complete(make_error_code(errc::stopped), {}, nullptr);
       std::vector<redis::Reply> replies;
       replies.push_back(redis::Reply::make_error("CLUSTERDOWN Hash slot not served"));
-      (*self)->on_replies(call, ClusterNode{}, nullptr, make_error_code(errc::server_error), std::move(replies));
+      (*self)->on_replies(call, {}, nullptr, make_error_code(errc::server_error), std::move(replies));
     });
   }
-  const ClusterNode node = *target;
-  redis::Client& client = client_for(node);
+  Node& node = node_for(*target);
+  redis::Client& client = *node.client;
+  // The handlers hold the node's host, not a copy of the node (each copy of
+  // its 40-digit id was an allocation per command): nodes_ keeps every node
+  // until the client is destroyed, and a reply after that only completes.
+  const std::string* host = &node.host;
   if (call->asking) {
     // ASKING covers the connection's next command, which is this one: the
     // client writes requests in the order they are made.
     client.async_exec(redis::Request{"ASKING"}, [](error_code, std::vector<redis::Reply>) {});
   }
   if (call->request) {
-    client.async_exec(*call->request, [self = self_, call, node, via = &client](error_code ec,
+    client.async_exec(*call->request, [self = self_, call, host, via = &client](error_code ec,
                                                                                 std::vector<redis::Reply> replies) {
       if (*self == nullptr) return call->complete(ec, std::move(replies), nullptr);
-      (*self)->on_replies(call, node, via, ec, std::move(replies));
+      (*self)->on_replies(call, *host, via, ec, std::move(replies));
     });
   } else {
     client.async_eval(*call->script, *call->arguments,
-                      [self = self_, call, node, via = &client](error_code ec, redis::Reply reply) {
-                        std::vector<redis::Reply> replies;
-                        replies.push_back(std::move(reply));
-                        if (*self == nullptr) return call->complete(ec, std::move(replies), nullptr);
-                        (*self)->on_replies(call, node, via, ec, std::move(replies));
+                      [self = self_, call, host, via = &client](error_code ec, redis::Reply reply) {
+                        if (*self == nullptr) return call->complete_eval(ec, std::move(reply), nullptr);
+                        (*self)->on_eval_reply(call, *host, via, ec, std::move(reply));
                       });
   }
+}
+
+// A script's reply that is no error (nearly all of them) completes without
+// on_replies' vector: what on_replies would do with it, one allocation less.
+void ClusterClient::on_eval_reply(std::shared_ptr<Call> call, std::string_view host, redis::Client* via,
+                                  error_code ec, redis::Reply reply) {
+  if (!reply.is_error() && !node_may_be_gone(ec)) {
+    if (ec != errc::stopped && via != nullptr) replied();
+    return call->complete_eval(ec, std::move(reply), via);
+  }
+  std::vector<redis::Reply> replies;
+  replies.push_back(std::move(reply));
+  on_replies(std::move(call), host, via, ec, std::move(replies));
 }
 
 std::optional<std::chrono::steady_clock::time_point> ClusterClient::last_reply_at() const noexcept {
@@ -207,7 +224,7 @@ void ClusterClient::replied() noexcept {
   last_reply_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(), std::memory_order_relaxed);
 }
 
-void ClusterClient::on_replies(std::shared_ptr<Call> call, const ClusterNode& node, redis::Client* via,
+void ClusterClient::on_replies(std::shared_ptr<Call> call, std::string_view host, redis::Client* via,
                                error_code ec, std::vector<redis::Reply> replies) {
   if (!replies.empty() && !node_may_be_gone(ec) && ec != errc::stopped && via != nullptr) replied();
   if (node_may_be_gone(ec)) {
@@ -218,7 +235,7 @@ void ClusterClient::on_replies(std::shared_ptr<Call> call, const ClusterNode& no
   }
   const redis::Reply* error = cluster_error_in(replies);
   if (error == nullptr || stopped_) return call->complete(ec, std::move(replies), via);
-  const RedirectStep step = call->budget.on_error(error->str, node.host, RedirectBudget::Clock::now());
+  const RedirectStep step = call->budget.on_error(error->str, host, RedirectBudget::Clock::now());
   switch (step.action) {
     case RedirectStep::Action::deliver:
       return call->complete(ec, std::move(replies), via);
@@ -250,7 +267,9 @@ void ClusterClient::resend_later(std::shared_ptr<Call> call, std::chrono::millis
   });
 }
 
-redis::Client& ClusterClient::client_for(const ClusterNode& node, bool seed) {
+redis::Client& ClusterClient::client_for(const ClusterNode& node, bool seed) { return *node_for(node, seed).client; }
+
+ClusterClient::Node& ClusterClient::node_for(const ClusterNode& node, bool seed) {
   const std::string address = node.to_string();
   auto it = nodes_.find(address);
   if (it == nodes_.end()) {
@@ -259,10 +278,10 @@ redis::Client& ClusterClient::client_for(const ClusterNode& node, bool seed) {
     client->on_state([self = self_](bool up, const Error&) {
       if (*self != nullptr) (*self)->node_state(up);
     });
-    it = nodes_.emplace(address, Node{std::move(client), seed}).first;
+    it = nodes_.emplace(address, Node{std::move(client), seed, node.host}).first;
     it->second.client->start();
   }
-  return *it->second.client;
+  return it->second;
 }
 
 void ClusterClient::node_state(bool up) {

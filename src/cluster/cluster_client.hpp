@@ -37,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace leasehold::cluster::detail {
@@ -121,13 +122,17 @@ class ClusterClient {
   struct Node {
     std::unique_ptr<redis::Client> client;
     bool seed = false;
+    std::string host;
   };
 
   void send(std::shared_ptr<Call> call);
-  void on_replies(std::shared_ptr<Call> call, const ClusterNode& node, redis::Client* via, error_code ec,
+  void on_replies(std::shared_ptr<Call> call, std::string_view host, redis::Client* via, error_code ec,
                   std::vector<redis::Reply> replies);
+  void on_eval_reply(std::shared_ptr<Call> call, std::string_view host, redis::Client* via, error_code ec,
+                     redis::Reply reply);
   void resend_later(std::shared_ptr<Call> call, std::chrono::milliseconds delay);
   redis::Client& client_for(const ClusterNode& node, bool seed = false);
+  Node& node_for(const ClusterNode& node, bool seed = false);
   void node_state(bool up);
 
   void refresh_soon();
