@@ -43,42 +43,47 @@ void ClusterNotices::stop() {
 }
 
 void ClusterNotices::watch(const std::string& channel) {
-  if (home_.count(channel) != 0 || !homeless_.insert(channel).second) return;
-  if (started_ && !stopped_) place(channel);
+  const auto [it, added] = watched_.try_emplace(channel);
+  if (added && started_ && !stopped_) place(it->first, it->second);
 }
 
 // On the master of the channel's slot, once the map names one.
-void ClusterNotices::place(const std::string& channel) {
+void ClusterNotices::place(const std::string& channel, Watched& w) {
   const ClusterNode* master = cluster_.slot_map().master_of(key_slot(channel));
   if (master == nullptr) return;
-  homeless_.erase(channel);
-  home_[channel] = master->to_string();
-  subscriber_for(*master).ssubscribe({channel});
+  subscriber_for(*master, w.home).ssubscribe({channel});
+}
+
+// Off its node, waiting for a map that places it again.
+void ClusterNotices::unplace(const std::string& channel, Watched& w) {
+  if (w.home == nullptr) return;
+  if (auto node = nodes_.find(*w.home); node != nodes_.end()) node->second->sunsubscribe({channel});
+  w.home = nullptr;
+  lost(channel, w);
 }
 
 void ClusterNotices::map_changed() {
   if (!started_ || stopped_) return;
-  std::vector<std::string> moved;
-  for (const auto& [channel, address] : home_) {
-    const ClusterNode* master = cluster_.slot_map().master_of(key_slot(channel));
-    if (master == nullptr || master->to_string() != address) moved.push_back(channel);
+  for (auto& [channel, w] : watched_) {
+    if (w.home != nullptr) {
+      const ClusterNode* master = cluster_.slot_map().master_of(key_slot(channel));
+      if (master != nullptr && master->to_string() == *w.home) continue;
+      unplace(channel, w);
+    }
+    place(channel, w);
   }
-  for (const std::string& channel : moved) {
-    if (auto node = nodes_.find(home_[channel]); node != nodes_.end()) node->second->sunsubscribe({channel});
-    home_.erase(channel);
-    homeless_.insert(channel);
-    lost(channel);
-  }
-  for (const std::string& channel : std::vector<std::string>(homeless_.begin(), homeless_.end())) place(channel);
 }
 
-void ClusterNotices::lost(const std::string& channel) {
-  if (confirmed_.erase(channel) != 0 && on_availability_) on_availability_(channel, false);
+void ClusterNotices::lost(std::string_view channel, Watched& w) {
+  if (!w.confirmed) return;
+  w.confirmed = false;
+  --confirmed_;
+  if (on_availability_) on_availability_(channel, false);
 }
 
 void ClusterNotices::node_down(const std::string& address) {
-  for (const auto& [channel, home] : home_) {
-    if (home == address) lost(channel);
+  for (auto& [channel, w] : watched_) {
+    if (w.home != nullptr && *w.home == address) lost(channel, w);
   }
 }
 
@@ -89,24 +94,19 @@ void ClusterNotices::node_down(const std::string& address) {
 void ClusterNotices::refused(const std::string& address, const Error& error) {
   const ClusterError reply = read_cluster_error(error.detail);
   if (reply.kind != ClusterError::Kind::moved && reply.kind != ClusterError::Kind::ask) return;
-  std::vector<std::string> sent_back;
-  for (const auto& [channel, home] : home_) {
-    if (home == address && key_slot(channel) == reply.slot) sent_back.push_back(channel);
-  }
-  auto node = nodes_.find(address);
-  for (const std::string& channel : sent_back) {
-    if (node != nodes_.end()) node->second->sunsubscribe({channel});
-    home_.erase(channel);
-    homeless_.insert(channel);
-    lost(channel);
+  for (auto& [channel, w] : watched_) {
+    if (w.home != nullptr && *w.home == address && key_slot(channel) == reply.slot) unplace(channel, w);
   }
   cluster_.request_refresh();
 }
 
-redis::Client& ClusterNotices::subscriber_for(const ClusterNode& node) {
+redis::Client& ClusterNotices::subscriber_for(const ClusterNode& node, const std::string*& address_out) {
   const std::string address = node.to_string();
   auto it = nodes_.find(address);
-  if (it != nodes_.end()) return *it->second;
+  if (it != nodes_.end()) {
+    address_out = &it->first;
+    return *it->second;
+  }
   RedisOptions o = options_;
   o.host = node.host;
   o.port = node.port;
@@ -117,19 +117,21 @@ redis::Client& ClusterNotices::subscriber_for(const ClusterNode& node) {
   client->on_subscribed([self = self_, address](std::string_view channel) {
     if (*self == nullptr) return;
     ClusterNotices& me = **self;
-    const auto home = me.home_.find(std::string(channel));
-    if (home == me.home_.end() || home->second != address) return;
-    if (me.confirmed_.insert(home->first).second && me.on_availability_) me.on_availability_(channel, true);
+    const auto it = me.watched_.find(channel);
+    if (it == me.watched_.end() || it->second.home == nullptr || *it->second.home != address) return;
+    if (it->second.confirmed) return;
+    it->second.confirmed = true;
+    ++me.confirmed_;
+    if (me.on_availability_) me.on_availability_(channel, true);
   });
   client->on_dropped([self = self_, address](std::string_view channel) {
     if (*self == nullptr) return;
     ClusterNotices& me = **self;
-    const auto home = me.home_.find(std::string(channel));
-    if (home == me.home_.end() || home->second != address) return;  // already moved by a newer map
-    const std::string name = home->first;
-    me.home_.erase(home);
-    me.homeless_.insert(name);
-    me.lost(name);
+    const auto it = me.watched_.find(channel);
+    // Not there any more (moved by a newer map already): nothing to do.
+    if (it == me.watched_.end() || it->second.home == nullptr || *it->second.home != address) return;
+    it->second.home = nullptr;
+    me.lost(it->first, it->second);
     me.cluster_.request_refresh();
   });
   client->on_state([self = self_, address](bool up, const Error&) {
@@ -139,6 +141,7 @@ redis::Client& ClusterNotices::subscriber_for(const ClusterNode& node) {
     if (*self != nullptr) (*self)->refused(address, error);
   });
   it = nodes_.emplace(address, std::move(client)).first;
+  address_out = &it->first;
   it->second->start();
   return *it->second;
 }

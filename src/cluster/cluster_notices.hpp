@@ -17,7 +17,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 
@@ -46,13 +45,23 @@ class ClusterNotices {
   /// subscribed until stop().
   void watch(const std::string& channel);
   /// How many watched channels are confirmed now.
-  std::size_t confirmed() const noexcept { return confirmed_.size(); }
+  std::size_t confirmed() const noexcept { return confirmed_; }
 
  private:
-  redis::Client& subscriber_for(const ClusterNode& node);
-  void place(const std::string& channel);
+  // One entry per watched channel (100,000 groups: 100,000 entries, so the
+  // channel name is kept once and the node by reference).
+  struct Watched {
+    const std::string* home = nullptr;  // the nodes_ key it is subscribed on; nullptr: waiting for a map
+    bool confirmed = false;             // the node said it is subscribed
+  };
+
+  /// The node's subscriber connection, made on first use; `address` is set
+  /// to its nodes_ key.
+  redis::Client& subscriber_for(const ClusterNode& node, const std::string*& address);
+  void place(const std::string& channel, Watched& w);
+  void unplace(const std::string& channel, Watched& w);
   void map_changed();
-  void lost(const std::string& channel);
+  void lost(std::string_view channel, Watched& w);
   void node_down(const std::string& address);
   void refused(const std::string& address, const Error& error);
 
@@ -60,10 +69,9 @@ class ClusterNotices {
   RedisOptions options_;
   MessageHandler on_message_;
   AvailabilityHandler on_availability_;
-  std::map<std::string, std::unique_ptr<redis::Client>> nodes_;  // by "host:port"
-  std::map<std::string, std::string> home_;  // channel -> the node it is subscribed on
-  std::set<std::string> homeless_;           // watched, waiting for a slot map that places them
-  std::set<std::string> confirmed_;
+  std::map<std::string, std::unique_ptr<redis::Client>> nodes_;  // by "host:port"; never erased
+  std::map<std::string, Watched, std::less<>> watched_;
+  std::size_t confirmed_ = 0;
   bool started_ = false;
   bool stopped_ = false;
   std::shared_ptr<ClusterNotices*> self_ = std::make_shared<ClusterNotices*>(this);
