@@ -68,12 +68,7 @@ void run_cluster(const ClusterBenchOptions& o) {
 
   std::vector<HandOverRound> step_downs, stops;
   const auto repeat = [&](const char* name, auto round, std::vector<HandOverRound>& into) {
-    if (!o.scenarios.count(name)) return;
-    for (int i = 0; i < o.rounds; ++i) {
-      into.push_back(round());
-      std::fprintf(stderr, "\r%s round %d/%d   ", name, i + 1, o.rounds);
-    }
-    std::fprintf(stderr, "\n");
+    if (o.scenarios.count(name)) run_rounds(name, o.rounds, round, into);
   };
   repeat("step_down", [&] { return scenarios.step_down_round(); }, step_downs);
   repeat("stop", [&] { return scenarios.stop_round(); }, stops);

@@ -268,12 +268,7 @@ int main(int argc, char** argv) try {
     bench::Scenarios scenarios(fleet, admin, o.seed);
     scenarios.start(o.candidates);
     auto repeat = [&](const char* name, auto round, auto& into) {
-      if (!o.scenarios.count(name)) return;
-      for (int i = 0; i < o.rounds; ++i) {
-        into.push_back(round());
-        std::fprintf(stderr, "\r%s round %d/%d   ", name, i + 1, o.rounds);
-      }
-      std::fprintf(stderr, "\n");
+      if (o.scenarios.count(name)) bench::run_rounds(name, o.rounds, round, into);
     };
     repeat("step_down", [&] { return scenarios.step_down_round(); }, step_downs);
     repeat("stop", [&] { return scenarios.stop_round(); }, stops);

@@ -5,6 +5,7 @@
 #include "failover/fleet.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -73,5 +74,16 @@ class Scenarios {
   test::AdminClient& admin_;
   std::mt19937_64 rng_;
 };
+
+/// Runs `round` `rounds` times, appending each result to `into` and showing
+/// progress on stderr.
+template <typename Round, typename Result>
+void run_rounds(const char* name, int rounds, Round round, std::vector<Result>& into) {
+  for (int i = 0; i < rounds; ++i) {
+    into.push_back(round());
+    std::fprintf(stderr, "\r%s round %d/%d   ", name, i + 1, rounds);
+  }
+  std::fprintf(stderr, "\n");
+}
 
 }  // namespace leasehold::bench
