@@ -10,7 +10,7 @@
 //                   [--ttl MS] [--retry MS] [--margin MS]
 //                   [--scenario mixed|delayed-replies] [--faults kind,kind,...]
 //                   (kinds: tests/chaos/fault.hpp)
-//                   [--topology single|sentinel]
+//                   [--topology single|sentinel|cluster]
 //                   [--confirm-replicas N] [--confirm-timeout MS]
 //                   [--member PATH] [--work-dir DIR] [--keep]
 
@@ -31,12 +31,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace chaos = leasehold::chaos;
@@ -97,7 +99,8 @@ Args parse(int argc, char** argv) {
     else if (flag == "--topology") {
       if (value == "single") a.topology = chaos::Topology::single;
       else if (value == "sentinel") a.topology = chaos::Topology::sentinel;
-      else throw std::invalid_argument(fmt::format("unknown topology \"{}\" (single, sentinel)", value));
+      else if (value == "cluster") a.topology = chaos::Topology::cluster;
+      else throw std::invalid_argument(fmt::format("unknown topology \"{}\" (single, sentinel, cluster)", value));
     }
     else if (flag == "--scenario") {
       if (value == "mixed") a.scenario = chaos::Scenario::mixed;
@@ -117,6 +120,9 @@ Args parse(int argc, char** argv) {
       throw std::invalid_argument(fmt::format("unknown flag {}", flag));
     }
   }
+  // A cluster master learns of its replacement from the next gossip and
+  // turns into its replica at once; there are no sentinels to wait for.
+  if (a.topology == chaos::Topology::cluster) a.timing.convert = milliseconds(2000);
   if (a.faults.empty()) a.faults = chaos::default_faults(a.topology);
   for (auto kind : a.faults) {
     if (const auto why = chaos::unsupported(a.topology, kind); !why.empty()) throw std::invalid_argument(why);
@@ -141,7 +147,32 @@ std::vector<std::string> group_names(std::size_t total) {
   return out;
 }
 
+// As MemberFleet::all_groups(): "default" and the others.
+std::vector<std::string> every_group(std::size_t total) {
+  auto out = group_names(total);
+  out.insert(out.begin(), "default");
+  return out;
+}
+
 Nanos ns(milliseconds ms) { return ms.count() * chaos::kNanosPerMs; }
+
+// Every term of every group, and how many went to another instance than
+// the group's term before.
+std::pair<std::size_t, std::size_t> leader_changes(const std::vector<chaos::RunLog>& runs) {
+  std::map<std::string, std::vector<std::pair<Nanos, std::string>>> by_group;
+  for (const auto& run : runs) {
+    for (const auto& [group, list] : run.terms) {
+      for (const auto& t : list) by_group[group].emplace_back(t.at, run.instance);
+    }
+  }
+  std::size_t terms = 0, changes = 0;
+  for (auto& [group, list] : by_group) {
+    std::sort(list.begin(), list.end());
+    terms += list.size();
+    for (std::size_t i = 1; i < list.size(); ++i) changes += list[i].second != list[i - 1].second ? 1 : 0;
+  }
+  return {terms, changes};
+}
 
 std::string work_dir(const std::string& requested) {
   if (requested.empty()) return chaos::make_temp_dir("leasehold-chaos-");
@@ -154,7 +185,7 @@ class ChaosRun {
   explicit ChaosRun(Args args)
       : args_(std::move(args)),
         dir_(work_dir(args_.work_dir)),
-        deployment_(chaos::make_deployment({args_.topology, args_.instances, args_.timing})),
+        deployment_(chaos::make_deployment({args_.topology, args_.instances, args_.timing, every_group(args_.groups)})),
         fleet_({args_.member, dir_, group_names(args_.groups), args_.timing.ttl, args_.timing.retry,
                 args_.confirm_replicas, args_.confirm_timeout}),
         groups_(fleet_.all_groups()),
@@ -164,8 +195,8 @@ class ChaosRun {
 
   int run() {
     const auto began = std::chrono::steady_clock::now();
-    auto admin = deployment_->admin(milliseconds(2000));
-    if (!fleet_.wait_until_led(admin, std::chrono::seconds(15))) {
+    const auto holders = [this](const std::vector<std::string>& groups) { return deployment_->holders(groups); };
+    if (!fleet_.wait_until_led(holders, std::chrono::seconds(15))) {
       fmt::print("FAIL: not every group had a leader within 15 s of the start\n");
       return 1;
     }
@@ -195,12 +226,7 @@ class ChaosRun {
   // Instance faults hit the holder of a random group (a leader, mostly), each
   // a different instance; if Redis cannot say, a slot chosen by the seed.
   void resolve_targets(chaos::Batch& batch) {
-    std::vector<std::string> h;
-    try {
-      auto admin = deployment_->admin(milliseconds(1000));
-      h = chaos::holders(admin, groups_);
-    } catch (const std::exception&) {
-    }
+    const std::vector<std::string> h = deployment_->holders(groups_);
     std::set<std::size_t> used;
     for (auto& f : batch.faults) {
       if (!chaos::hits_instance(f.kind)) {
@@ -398,6 +424,9 @@ class ChaosRun {
                "over {} groups; {} error events\n",
                args_.seed, chaos::to_string(args_.topology), args_.confirm_replicas,
                static_cast<double>(to - from_) / 1e9, claims, runs.size(), groups_.size(), errors);
+    const auto [terms, changes] = leader_changes(runs);
+    fmt::print("terms {}; leader changes {} (a term of another instance than the group's previous one)\n", terms,
+               changes);
     fmt::print("overlaps {} (longest {} ms, total {} ms); token regressions {}; leader time {:.1f} %\n",
                overlaps.size(), chaos::format_ms(longest_overlap), chaos::format_ms(total_overlap),
                regressions.size(), 100.0 * leader_share);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# CI entry point for chaos testing, about two minutes of it: two fixed seeds
-# against the safe build on one server, one fixed seed on a Sentinel
-# deployment in confirm mode (every replica: no overlap, no token regression
-# across failovers), then the checker's self-test (tests/chaos/selftest.sh).
+# CI entry point for chaos testing, about three minutes of it: two fixed
+# seeds against the safe build on one server, one fixed seed on a Sentinel
+# deployment and one on a Redis Cluster, both in confirm mode (every replica:
+# no overlap, no token regression across failovers), then the checker's
+# self-test (tests/chaos/selftest.sh).
 # Only fixed seeds, so that a verdict belongs to the commit, not to chance:
 # random-seed exploration is scripts/explore.sh.
 #
@@ -33,6 +34,11 @@ sentinel_seed=${LEASEHOLD_CHAOS_SENTINEL_SEED:-20261372}
 echo "== chaos: sentinel, confirm mode with both replicas, seed $sentinel_seed"
 "$runner" --topology sentinel --confirm-replicas 2 --seed "$sentinel_seed" \
   --duration "${LEASEHOLD_CHAOS_SENTINEL_DURATION:-45}"
+
+cluster_seed=${LEASEHOLD_CHAOS_CLUSTER_SEED:-20261501}
+echo "== chaos: cluster, confirm mode with each shard's replica, seed $cluster_seed"
+"$runner" --topology cluster --confirm-replicas 1 --seed "$cluster_seed" \
+  --duration "${LEASEHOLD_CHAOS_CLUSTER_DURATION:-35}"
 
 echo "== chaos: checker self-test"
 LEASEHOLD_CHAOS_BUILD="$build" LEASEHOLD_JOBS="$jobs" "$root/tests/chaos/selftest.sh"

@@ -1,4 +1,5 @@
 #include "chaos/deployment.hpp"
+#include "chaos/fleet.hpp"
 
 #include "support/admin_client.hpp"
 
@@ -10,12 +11,21 @@
 namespace leasehold::chaos {
 
 std::string_view to_string(Topology topology) noexcept {
-  return topology == Topology::single ? "single" : "sentinel";
+  switch (topology) {
+    case Topology::single: return "single";
+    case Topology::sentinel: return "sentinel";
+    case Topology::cluster: return "cluster";
+  }
+  return "?";
 }
 
 std::vector<FaultKind> default_faults(Topology topology) {
-  if (topology == Topology::single) return {std::begin(kDefaultFaultKinds), std::end(kDefaultFaultKinds)};
-  return {std::begin(kSentinelFaultKinds), std::end(kSentinelFaultKinds)};
+  switch (topology) {
+    case Topology::single: return {std::begin(kDefaultFaultKinds), std::end(kDefaultFaultKinds)};
+    case Topology::sentinel: return {std::begin(kSentinelFaultKinds), std::end(kSentinelFaultKinds)};
+    case Topology::cluster: return {std::begin(kClusterFaultKinds), std::end(kClusterFaultKinds)};
+  }
+  return {};
 }
 
 std::string unsupported(Topology topology, FaultKind kind) {
@@ -23,19 +33,36 @@ std::string unsupported(Topology topology, FaultKind kind) {
   if (std::find(list.begin(), list.end(), kind) != list.end()) return {};
   const std::string_view name = to_string(kind);
   if (kind == FaultKind::blackhole || kind == FaultKind::delay) {
-    return fmt::format("fault {} does not apply with --topology {}: the sentinels hand out the nodes' real "
+    return fmt::format("fault {} does not apply with --topology {}: the {} hand out the nodes' real "
                        "addresses, so no proxy stands between a member and Redis",
-                       name, to_string(topology));
+                       name, to_string(topology), topology == Topology::cluster ? "cluster nodes" : "sentinels");
   }
-  if (topology == Topology::sentinel) {
-    return fmt::format("fault {} does not apply with --topology sentinel: use master_freeze or master_kill, "
-                       "which hit the current master", name);
+  if (kind == FaultKind::slot_migration) return fmt::format("fault {} needs --topology cluster", name);
+  if (kind == FaultKind::sentinel_kill) return fmt::format("fault {} needs --topology sentinel", name);
+  if (topology != Topology::single) {
+    return fmt::format("fault {} does not apply with --topology {}: use master_freeze or master_kill, "
+                       "which hit {}", name, to_string(topology),
+                       topology == Topology::cluster ? "one shard's master" : "the current master");
   }
-  return fmt::format("fault {} needs --topology sentinel", name);
+  return fmt::format("fault {} needs --topology sentinel or cluster", name);
 }
 
 std::unique_ptr<Deployment> make_deployment(const DeploymentOptions& options) {
-  return options.topology == Topology::single ? make_single_server(options) : make_sentinel(options);
+  switch (options.topology) {
+    case Topology::single: return make_single_server(options);
+    case Topology::sentinel: return make_sentinel(options);
+    case Topology::cluster: return make_cluster(options);
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Deployment::holders(const std::vector<std::string>& groups) {
+  try {
+    auto client = admin(std::chrono::milliseconds(1000));
+    return chaos::holders(client, groups);
+  } catch (const std::exception&) {
+    return {};
+  }
 }
 
 std::string timeout_query(const Timing& timing) {

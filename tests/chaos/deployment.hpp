@@ -2,7 +2,8 @@
 // The Redis a chaos run's members use, and the faults injected into it:
 // one redis-server behind a FaultProxy per member (--topology single), or a
 // Sentinel deployment of a master, two replicas and three sentinels
-// (--topology sentinel), on loopback through the test harness. Instance
+// (--topology sentinel), or a Redis Cluster of three shards, each a master
+// and a replica (--topology cluster), on loopback through the test harness. Instance
 // faults (kill, freeze, step_down) are the fleet's, not the deployment's.
 
 #include "chaos/checker.hpp"
@@ -19,7 +20,7 @@
 
 namespace leasehold::chaos {
 
-enum class Topology { single, sentinel };
+enum class Topology { single, sentinel, cluster };
 
 std::string_view to_string(Topology topology) noexcept;
 /// The faults injected unless --faults says otherwise.
@@ -35,6 +36,9 @@ class Deployment {
   virtual std::string member_url(std::size_t slot) = 0;
   /// A fresh admin connection to the (current) master; throws if unreachable.
   virtual test::AdminClient admin(std::chrono::milliseconds timeout) = 0;
+  /// The current holder's id of each group's lease ("" when free); empty
+  /// when Redis cannot say. By default GET leader:<group> on admin().
+  virtual std::vector<std::string> holders(const std::vector<std::string>& groups);
   /// Before a batch: waits (bounded) until the previous faults' effects are
   /// over, so that each batch starts from a whole deployment. Throws if not.
   virtual void settle() {}
@@ -65,12 +69,15 @@ struct DeploymentOptions {
   Topology topology = Topology::single;
   std::size_t instances = 5;
   Timing timing;
+  std::vector<std::string> groups;  ///< every group the members run (a cluster places them)
 };
 
 std::unique_ptr<Deployment> make_deployment(const DeploymentOptions& options);
-/// The two kinds (single_server_deployment.cpp, sentinel_deployment.cpp).
+/// The three kinds (single_server_deployment.cpp, sentinel_deployment.cpp,
+/// cluster_deployment.cpp).
 std::unique_ptr<Deployment> make_single_server(const DeploymentOptions& options);
 std::unique_ptr<Deployment> make_sentinel(const DeploymentOptions& options);
+std::unique_ptr<Deployment> make_cluster(const DeploymentOptions& options);
 
 /// The client timeouts of `timing` as URL query options ("connect_timeout=..&command_timeout=..").
 std::string timeout_query(const Timing& timing);

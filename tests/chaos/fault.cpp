@@ -22,6 +22,7 @@ std::string_view to_string(FaultKind kind) noexcept {
     case FaultKind::master_failover: return "master_failover";
     case FaultKind::replica_kill: return "replica_kill";
     case FaultKind::sentinel_kill: return "sentinel_kill";
+    case FaultKind::slot_migration: return "slot_migration";
   }
   return "unknown";
 }
@@ -31,6 +32,9 @@ std::optional<FaultKind> fault_from_string(std::string_view name) noexcept {
     if (to_string(k) == name) return k;
   }
   for (FaultKind k : kSentinelFaultKinds) {
+    if (to_string(k) == name) return k;
+  }
+  for (FaultKind k : kClusterFaultKinds) {
     if (to_string(k) == name) return k;
   }
   return std::nullopt;
@@ -109,6 +113,11 @@ Bound bound_of(const Fault& f, const Timing& t) {
     // Nobody asks the sentinels while connected; a reconnect asks another.
     case FaultKind::sentinel_kill:
       return {true, t.ttl + m, "ttl + margin, from the kill"};
+    // While the group's keys are split its scripts get TRYAGAIN, so its
+    // leader cannot renew; once the slot has moved (MOVED, one more round
+    // trip) a lease it could not renew expires within ttl.
+    case FaultKind::slot_migration:
+      return {false, t.ttl + t.retry + m, "ttl + retry + margin, from the move"};
   }
   return {};
 }
@@ -136,6 +145,8 @@ std::string describe(const Fault& f) {
       return fmt::format("{} {} for {} ms", to_string(f.kind), f.target, f.duration.count());
     case FaultKind::master_failover:
       return fmt::format("master_failover from {}", f.target);
+    case FaultKind::slot_migration:
+      return fmt::format("slot_migration {} over {} ms", f.target, f.duration.count());
     case FaultKind::script_flush:
     case FaultKind::client_kill:
       return std::string(to_string(f.kind));

@@ -32,12 +32,17 @@ enum class FaultKind {
   script_flush,   ///< SCRIPT FLUSH
   client_kill,    ///< CLIENT KILL TYPE normal: every command connection is dropped
   maxmemory,      ///< maxmemory 1 (noeviction) for a while: writes fail with OOM
-  // Sentinel topology only (see deployment.hpp).
+  // Sentinel and cluster topologies (see deployment.hpp); on a cluster
+  // "the master" is one shard's master.
   master_kill,      ///< SIGKILL the master; once a replica is promoted, restart it (it rejoins as a replica)
   master_freeze,    ///< SIGSTOP the master until a replica is promoted, then SIGCONT: a stale master
-  master_failover,  ///< SENTINEL FAILOVER
+  master_failover,  ///< SENTINEL FAILOVER, or CLUSTER FAILOVER on the shard master's replica
   replica_kill,     ///< SIGKILL a replica for a while, then restart it
   sentinel_kill,    ///< SIGKILL a sentinel for a while, then restart it
+  /// Cluster only: move the slot of a group's keys to another master while
+  /// the members run; one key moves at once, the rest (and the slot) when
+  /// it heals, so for a while the group's keys are split between two nodes.
+  slot_migration,
 };
 
 /// What the runner injects unless told otherwise: everything the lease model
@@ -57,6 +62,14 @@ inline constexpr FaultKind kSentinelFaultKinds[] = {
     FaultKind::master_failover, FaultKind::replica_kill, FaultKind::sentinel_kill,
 };
 
+/// The default set with --topology cluster: the common faults go to every
+/// shard master, the master faults to one shard's.
+inline constexpr FaultKind kClusterFaultKinds[] = {
+    FaultKind::kill,          FaultKind::freeze,          FaultKind::step_down,    FaultKind::script_flush,
+    FaultKind::client_kill,   FaultKind::maxmemory,       FaultKind::master_kill,  FaultKind::master_freeze,
+    FaultKind::master_failover, FaultKind::replica_kill,  FaultKind::slot_migration,
+};
+
 std::string_view to_string(FaultKind kind) noexcept;
 std::optional<FaultKind> fault_from_string(std::string_view name) noexcept;
 /// Hits one instance (the rest of the fleet stays healthy and takes over).
@@ -71,8 +84,8 @@ struct Timing {
   milliseconds connect_timeout{2000};
   milliseconds reconnect_min{50};     ///< RedisOptions defaults (not settable by URL)
   milliseconds reconnect_max{2000};
-  // Sentinel topology.
-  milliseconds down_after{3000};      ///< sentinel down-after-milliseconds
+  // Sentinel and cluster topologies.
+  milliseconds down_after{3000};      ///< sentinel down-after-milliseconds; cluster-node-timeout
   /// From a master's failure or SENTINEL FAILOVER until the sentinels have
   /// promoted a replica (election and promotion on a loaded machine).
   milliseconds promote{5000};

@@ -133,9 +133,15 @@ void MemberFleet::wait(std::chrono::milliseconds duration) {
 }
 
 bool MemberFleet::wait_until_led(test::AdminClient& admin, std::chrono::milliseconds bound) {
+  return wait_until_led([&admin](const std::vector<std::string>& groups) { return holders(admin, groups); }, bound);
+}
+
+bool MemberFleet::wait_until_led(
+    const std::function<std::vector<std::string>(const std::vector<std::string>&)>& holders,
+    std::chrono::milliseconds bound) {
   const auto groups = all_groups();
   for (const auto until = std::chrono::steady_clock::now() + bound; std::chrono::steady_clock::now() < until;) {
-    const auto h = holders(admin, groups);
+    const auto h = holders(groups);
     if (!h.empty() && std::none_of(h.begin(), h.end(), [](const std::string& id) { return id.empty(); })) {
       wait(std::chrono::milliseconds(100));  // the key is set before the reply reaches its holder
       return true;

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,6 +63,9 @@ class MemberFleet {
   /// Waits (as wait()) until every group's lease has a holder, at most
   /// `bound`; then 100 ms more, so that every claim has begun.
   bool wait_until_led(test::AdminClient& admin, std::chrono::milliseconds bound);
+  /// The same, with the holders read by `holders` (see holders() below).
+  bool wait_until_led(const std::function<std::vector<std::string>(const std::vector<std::string>&)>& holders,
+                      std::chrono::milliseconds bound);
   /// Processes that exited although nobody killed or stopped them
   /// ("m2-0 (p5-m2-0.out): killed by signal 11"), as seen by wait(); their
   /// slots were respawned with the same id, so the fleet keeps its size.

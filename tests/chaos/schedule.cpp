@@ -59,6 +59,8 @@ Fault Planner::make(FaultKind kind) {
     case FaultKind::master_failover: f.duration = milliseconds(1); break;
     case FaultKind::replica_kill:
     case FaultKind::sentinel_kill: f.duration = ttl_times(1.0, 5.0); break;
+    // Keys split between the two nodes for this long.
+    case FaultKind::slot_migration: f.duration = ttl_times(0.1, 1.0); break;
     default: break;
   }
   return f;
