@@ -44,13 +44,7 @@ class Cluster final : public Deployment {
     for (const auto& g : groups) group_slots_[g] = topology_.key_slot(lease_key(g));
   }
 
-  std::string member_url(std::size_t) override {
-    std::string seeds;
-    for (const std::size_t m : topology_.masters()) {
-      seeds += fmt::format("{}127.0.0.1:{}", seeds.empty() ? "" : ",", topology_.node(m).port());
-    }
-    return fmt::format("redis-cluster://{}?{}", seeds, timeout_query(timing_));
-  }
+  std::string member_url(std::size_t) override { return topology_.url() + "?" + timeout_query(timing_); }
 
   // Any master: the runner only asks it for holders, which we answer per
   // shard, and the common faults, which we send to every master.
