@@ -39,6 +39,7 @@ class Commands {
   redis::Client* server() noexcept { return server_ ? &*server_ : nullptr; }
   const redis::Client* server() const noexcept { return server_ ? &*server_ : nullptr; }
   const RedisOptions& options() const noexcept;
+  boost::asio::any_io_executor executor() const { return server_ ? server_->get_executor() : cluster_->get_executor(); }
   /// For logs: the server, the sentinels or the seeds (never a password).
   std::string describe() const { return options().to_string(); }
 

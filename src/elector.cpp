@@ -312,8 +312,8 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
       if (reports_.subscribe_refused(error)) emit_error("", error);
     });
     subscriber.on_subscribed([this](std::string_view) { core_.notices_available(true, Clock::now()); });
-    subscriber.on_message([this](std::string_view channel, std::string_view releaser) {
-      core_.release_notice(channel, releaser, Clock::now());
+    subscriber.on_message([this](std::string_view channel, std::string_view message) {
+      core_.release_notice(channel, message, Clock::now());
     });
     // One pattern for the release notices of every group under the prefix
     // (channels of groups not campaigned for are ignored on arrival).
@@ -321,11 +321,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     subscriber.start();
   }
 
-  // A Redis Cluster: each group's shard channel on its slot's master, each
-  // group told on its own when its notices come and go.
+  // A Redis Cluster: each slot's shard channel (shared by the slot's groups)
+  // on its slot's master, its groups told when its notices come and go.
   void listen_for_shard_notices(cluster::detail::ClusterNotices& notices) {
-    notices.on_message([this](std::string_view channel, std::string_view releaser) {
-      core_.release_notice(channel, releaser, Clock::now());
+    notices.on_message([this](std::string_view channel, std::string_view message) {
+      core_.release_notice(channel, message, Clock::now());
     });
     notices.on_availability([this](std::string_view channel, bool available) {
       core_.channel_notices(channel, available, Clock::now());

@@ -46,6 +46,18 @@ void validate_group_name(std::string_view name, const KeyLayout& layout) {
   }
 }
 
+void validate_key_prefix(const KeyLayout& layout) {
+  if (layout.form() != KeyLayout::Form::hash_tagged) return;
+  const std::string& prefix = layout.prefix();
+  const std::size_t open = prefix.find('{');
+  if (open != std::string::npos && open + 1 < prefix.size() && prefix[open + 1] == '}') {
+    throw std::invalid_argument(fmt::format(
+        "ElectorOptions.key_prefix {}: on a Redis Cluster the prefix may not hold an empty hash tag \"{{}}\" "
+        "before any other '{{': Redis would hash each key whole and put a group's keys in different slots",
+        quoted(prefix)));
+  }
+}
+
 ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::string incarnation,
                          LeaseTransport& transport, ElectorListener& listener, CoreLimits limits,
                          KeyLayout::Form form)
@@ -63,6 +75,7 @@ ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::s
       applier_(id_, incarnation_, listener, *this),
       window_(limits.max_in_flight),
       wakes_(limits.groups_per_pass) {
+  validate_key_prefix(layout_);
   registry_.reserve(options_.groups.size() + 1);
   registry_.insert(std::make_unique<GroupState>("default", context_));
   for (const auto& g : options_.groups) {
@@ -99,6 +112,13 @@ void ElectorCore::begin(GroupState& g, TimePoint now) {
   g.begun = true;
   begun_.push_back(&g);
   apply(g, g.machine.start(now), now);
+  if (layout_.form() == KeyLayout::Form::hash_tagged) {
+    ChannelGroups& shared = channels_[layout_.release_channel(g.name)];
+    shared.groups.push_back(&g);
+    g.slot_groups = &shared.groups;
+    // Another group of its slot may have had the channel confirmed already.
+    if (shared.available) apply(g, g.machine.on_notices_available(now, true), now);
+  }
   if (notices_) apply(g, g.machine.on_notices_available(now, true), now);
   if (connected_) apply(g, g.machine.on_connected(now), now);
 }
@@ -195,18 +215,19 @@ void ElectorCore::notices_available(bool available, TimePoint now) {
 }
 
 void ElectorCore::channel_notices(std::string_view channel, bool available, TimePoint now) {
-  const auto name = layout_.group_of_channel(channel);
-  if (!name) return;
-  GroupState* g = registry_.find(*name);
-  if (g != nullptr && g->begun) apply(*g, g->machine.on_notices_available(now, available), now);
+  const auto shared = channels_.find(channel);
+  if (shared == channels_.end()) return;
+  shared->second.available = available;
+  for (GroupState* g : shared->second.groups) apply(*g, g->machine.on_notices_available(now, available), now);
 }
 
-void ElectorCore::release_notice(std::string_view channel, std::string_view releaser, TimePoint now) {
-  const auto name = layout_.group_of_channel(channel);
-  if (!name) return;
-  GroupState* g = registry_.find(*name);
-  // Channels of groups not campaigned for match the pattern too: ignored.
-  if (g != nullptr && g->begun) apply(*g, g->machine.on_release_notice(now, releaser), now);
+void ElectorCore::release_notice(std::string_view channel, std::string_view message, TimePoint now) {
+  const auto notice = layout_.read_release_notice(channel, message);
+  if (!notice) return;
+  GroupState* g = registry_.find(notice->group);
+  // Groups not campaigned for share the pattern (or the slot's channel):
+  // ignored.
+  if (g != nullptr && g->begun) apply(*g, g->machine.on_release_notice(now, notice->releaser), now);
 }
 
 void ElectorCore::step_down(GroupState& g, TimePoint now) {
@@ -264,11 +285,30 @@ void ElectorCore::write(const Queued& c, TimePoint now) {
       // late the renewal leaves against its schedule.
       g.renew_lag_ns.store(std::max<std::int64_t>(0, to_ns(now) - to_ns(g.machine.renewal_due())),
                            std::memory_order_relaxed);
-      break;
+      transport_.send(g, c.command, c.seq, *this);
+      return renew_slot_groups(g, now);
     default:
       break;
   }
   transport_.send(g, c.command, c.seq, *this);
+}
+
+// On a cluster one script renews only groups of one slot: a group renewing
+// takes along those of its slot due within half a heartbeat, so that they
+// leave in one script (RedisTransport), and stay together from then on, as
+// they renew at the same instants. A slot crowded by a prefix's own hash
+// tag (every group in one slot) is left to the transport's per-turn batches.
+void ElectorCore::renew_slot_groups(GroupState& g, TimePoint now) {
+  constexpr std::size_t most_scanned = 64;
+  if (g.slot_groups == nullptr || renewing_slot_ || g.slot_groups->size() > most_scanned) return;
+  renewing_slot_ = true;
+  const Duration within = timing_.heartbeat_interval / 2;
+  for (GroupState* other : *g.slot_groups) {
+    if (other != &g && other->machine.may_renew_early(now, within)) {
+      apply(*other, other->machine.renew_early(now, within), now);
+    }
+  }
+  renewing_slot_ = false;
 }
 
 void ElectorCore::on_lease_reply(GroupState& g, Command command, std::uint64_t seq, error_code ec,

@@ -21,10 +21,12 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,6 +35,12 @@ namespace leasehold::detail {
 /// validate_group_name(), and for a hash-tagged layout (Cluster) no braces.
 /// Throws std::invalid_argument naming the group.
 void validate_group_name(std::string_view name, const KeyLayout& layout);
+
+/// For a hash-tagged layout (Cluster): a key prefix whose first `{` is
+/// followed at once by `}` ("{}") makes Redis hash every key whole, so a
+/// group's keys would land in different slots. Throws std::invalid_argument
+/// naming ElectorOptions.key_prefix then.
+void validate_key_prefix(const KeyLayout& layout);
 
 /// How much work one turn of the executor takes on.
 struct CoreLimits {
@@ -84,10 +92,11 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   void connection_switching(TimePoint now);
   bool connected() const noexcept { return connected_; }
   void notices_available(bool available, TimePoint now);
-  /// One group's notices, by its release channel (a Redis Cluster, where
-  /// each group's shard channel is subscribed on its own).
+  /// The notices of the groups whose release channel is `channel` (a Redis
+  /// Cluster, where each slot's channel is subscribed on its own shard).
   void channel_notices(std::string_view channel, bool available, TimePoint now);
-  void release_notice(std::string_view channel, std::string_view releaser, TimePoint now);
+  /// A message on a release channel (KeyLayout::read_release_notice).
+  void release_notice(std::string_view channel, std::string_view message, TimePoint now);
   /// Ends the group's term; releases once its guarded work has finished
   /// (bounded by drain_timeout), at once when none runs.
   void step_down(GroupState& group, TimePoint now);
@@ -121,6 +130,7 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   void schedule(GroupState& group, std::optional<TimePoint> wake) override;
   void machine_stopped(GroupState& group, TimePoint now) override;
   void write(const Queued& command, TimePoint now);
+  void renew_slot_groups(GroupState& group, TimePoint now);
   void arm();
   void connect_pass(TimePoint now);
   void on_acquire_result(GroupState& g, std::uint64_t seq, error_code ec, const redis::Reply& reply,
@@ -164,7 +174,19 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
   bool connected_ = false;
   bool notices_ = false;            // the server confirmed the release pattern
   bool finished_ = false;           // finish_stop() ran
+  bool renewing_slot_ = false;      // renew_slot_groups() is under way
   std::optional<TimePoint> guard_logged_at_;  // the last "empty-restart guard" log line
+  // Hash-tagged layout only: the begun groups by release channel (one per
+  // slot), and whether that channel's subscription is confirmed.
+  struct ChannelGroups {
+    std::vector<GroupState*> groups;
+    bool available = false;
+  };
+  struct ChannelHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view channel) const noexcept { return std::hash<std::string_view>{}(channel); }
+  };
+  std::unordered_map<std::string, ChannelGroups, ChannelHash, std::equal_to<>> channels_;
   CommandWindow<Queued> window_;
   WakeScheduler<GroupState> wakes_;
 };

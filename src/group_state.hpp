@@ -88,6 +88,9 @@ struct GroupState {
   std::shared_ptr<TermState> term;  // made when somebody asks for a Term
   std::shared_ptr<TermState> ended_term;  // the last one, while its guarded work may still run
   std::unique_ptr<GroupWaiters> waiters;
+  // The groups of its slot on a cluster (this one included), which renew
+  // together when their renewals are close (ElectorCore); null elsewhere.
+  const std::vector<GroupState*>* slot_groups = nullptr;
   TimePoint wake_at{};               // when the wake scheduler wakes this group
   std::size_t wake_slot = unqueued;  // its place in that scheduler's queue
   error_code last_error;        // the last reported error: a repeating one is reported once

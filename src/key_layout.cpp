@@ -1,5 +1,8 @@
 #include <leasehold/key_layout.hpp>
 
+#include "cluster/key_slot.hpp"
+#include "cluster/slot_tags.hpp"
+
 #include <utility>
 
 namespace leasehold {
@@ -18,8 +21,17 @@ std::string KeyLayout::lease_key(std::string_view group) const {
 
 std::string KeyLayout::token_key(std::string_view group) const { return lease_key(group).append(token_suffix); }
 
+// Hash-tagged: `<prefix>slot:{<tag>}:released`, the tag naming the group's
+// slot (the ACL rule's `&<prefix>*:released` still matches). A prefix with
+// braces of its own can decide the slot instead; the group's own channel
+// (its lease key's tag) then keeps the notice in the keys' slot.
 std::string KeyLayout::release_channel(std::string_view group) const {
-  return lease_key(group).append(release_suffix);
+  std::string own = lease_key(group).append(release_suffix);
+  if (form_ == Form::plain) return own;
+  const std::uint16_t slot = cluster::detail::key_slot(own);
+  std::string shared = prefix_;
+  shared.append("slot:{").append(cluster::detail::slot_tag(slot)).append("}").append(release_suffix);
+  return cluster::detail::key_slot(shared) == slot ? shared : own;
 }
 
 std::string KeyLayout::tick_record_key(std::string_view group) const {
@@ -54,8 +66,18 @@ std::optional<std::string_view> KeyLayout::group_between(std::string_view text, 
   return group;
 }
 
-std::optional<std::string_view> KeyLayout::group_of_channel(std::string_view channel) const {
-  return group_between(channel, release_suffix);
+std::optional<KeyLayout::ReleaseNotice> KeyLayout::read_release_notice(std::string_view channel,
+                                                                       std::string_view message) const {
+  if (form_ == Form::plain) {
+    const auto group = group_between(channel, release_suffix);
+    if (!group) return std::nullopt;
+    return ReleaseNotice{*group, message};
+  }
+  const std::size_t newline = message.find('\n');
+  if (newline == std::string_view::npos) return std::nullopt;
+  const auto group = group_of_key(message.substr(0, newline));
+  if (!group) return std::nullopt;
+  return ReleaseNotice{*group, message.substr(newline + 1)};
 }
 
 std::optional<std::string_view> KeyLayout::group_of_key(std::string_view key) const {

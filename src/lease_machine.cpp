@@ -239,6 +239,16 @@ Output LeaseMachine::finish_drain(Output out, TimePoint now) {
 
 Output LeaseMachine::on_timer(TimePoint now) { return settle({}, now); }
 
+bool LeaseMachine::may_renew_early(TimePoint now, Duration within) const noexcept {
+  return state_ == LeaseState::leader && !switching_ && in_flight_ == Command::none &&
+         renewal_due() - now <= within && now < lease_end(confirmed_at_);
+}
+
+Output LeaseMachine::renew_early(TimePoint now, Duration within) {
+  if (!may_renew_early(now, within)) return settle({}, now);
+  return settle(send({}, Command::renew, now), now);
+}
+
 // ---- connection -----------------------------------------------------------
 
 Output LeaseMachine::on_connected(TimePoint now) {

@@ -133,6 +133,13 @@ class LeaseMachine {
   /// The ended term's work has finished: a draining machine releases now.
   Output drained(TimePoint now);
   Output on_timer(TimePoint now);
+  /// Whether renew_early() would renew now: a leader with nothing in flight
+  /// whose renewal falls due within `within`.
+  bool may_renew_early(TimePoint now, Duration within) const noexcept;
+  /// Renews now if may_renew_early(now, within), else as on_timer.
+  /// Renewing early only moves the deadline later; it lets groups renew
+  /// together (one script for several: the elector's batching).
+  Output renew_early(TimePoint now, Duration within);
   Output on_connected(TimePoint now);
   /// `timed_out`: the connection was reset because a command timed out.
   Output on_disconnected(TimePoint now, bool timed_out = false);

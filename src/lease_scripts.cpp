@@ -1,7 +1,5 @@
 #include "lease_scripts.hpp"
 
-#include <fmt/format.h>
-
 #include <string>
 #include <string_view>
 
@@ -98,28 +96,49 @@ const redis::Script& guarded_acquire_script(bool take_over) {
   return take_over ? taking_over : plain;
 }
 
+namespace {
+
+// One group's renewal, shared by the single and the batched script.
+constexpr std::string_view renew_function = R"lua(local function renew(lease, holder, bid)
+  if redis.call('GET', lease) ~= ARGV[1] then return 0 end
+  local incarnation = redis.call('HGET', holder, 'incarnation')
+  if incarnation and incarnation ~= ARGV[3] then return {0, incarnation} end
+  redis.call('PEXPIRE', lease, ARGV[2])
+  local standing = redis.call('HMGET', bid, 'id', 'incarnation', 'priority')
+  if standing[2] and standing[2] ~= ARGV[3] then
+    return {1, standing[1] or '', standing[2], tonumber(standing[3]) or 0}
+  end
+  return 1
+end
+)lua";
+
+}  // namespace
+
 const redis::Script& renew_script() {
-  static const redis::Script script(R"lua(if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local incarnation = redis.call('HGET', KEYS[3], 'incarnation')
-if incarnation and incarnation ~= ARGV[3] then return {0, incarnation} end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-local bid = redis.call('HMGET', KEYS[4], 'id', 'incarnation', 'priority')
-if bid[2] and bid[2] ~= ARGV[3] then return {1, bid[1] or '', bid[2], tonumber(bid[3]) or 0} end
-return 1
-)lua");
+  static const redis::Script script(std::string(renew_function).append("return renew(KEYS[1], KEYS[3], KEYS[4])\n"));
+  return script;
+}
+
+const redis::Script& renew_batch_script() {
+  static const redis::Script script(std::string(renew_function).append(R"lua(local answers = {}
+for i = 1, #KEYS, 3 do answers[#answers + 1] = renew(KEYS[i], KEYS[i + 1], KEYS[i + 2]) end
+return answers
+)lua"));
   return script;
 }
 
 namespace {
 
-// The notice goes out with PUBLISH, or on a Redis Cluster with SPUBLISH to
-// the group's shard channel (in the keys' slot: only that shard hears it).
-// SPUBLISH goes through pcall: a server without sharded pub/sub (before
-// 7.0) must still release the lease, its standbys then poll; a script error
-// after the DEL would report a failed release that happened.
+// The notice goes out with PUBLISH (the message: the releaser's id), or on
+// a Redis Cluster with SPUBLISH to the channel of the keys' slot (only that
+// shard hears it), which the slot's groups share: the message then names
+// the lease key too (KeyLayout::read_release_notice). SPUBLISH goes through
+// pcall: a server without sharded pub/sub (before 7.0) must still release
+// the lease, its standbys then poll; a script error after the DEL would
+// report a failed release that happened.
 std::string notice_line(std::string_view publish) {
-  return fmt::format("redis.{}('{}', ARGV[2], ARGV[1])\nreturn 1\n", publish == "SPUBLISH" ? "pcall" : "call",
-                     publish);
+  if (publish == "SPUBLISH") return "redis.pcall('SPUBLISH', ARGV[2], KEYS[1] .. '\\n' .. ARGV[1])\nreturn 1\n";
+  return "redis.call('PUBLISH', ARGV[2], ARGV[1])\nreturn 1\n";
 }
 
 std::string release_body(std::string_view publish) {

@@ -46,14 +46,21 @@ const redis::Script& guarded_acquire_script(bool take_over = false);
 /// common answers are integers: no array to allocate per renewal.
 const redis::Script& renew_script();
 
+/// Renews several groups in one call. KEYS: the lease, holder record and bid
+/// of each group in turn (three per group; on a cluster all in one slot).
+/// ARGV: instance id, ttl in ms, incarnation. Answers an array: each group's
+/// renew_script() answer, in order.
+const redis::Script& renew_batch_script();
+
 /// How a release notice is sent: PUBLISH (one server, Sentinel) or SPUBLISH
 /// to the group's shard channel (Redis Cluster).
 enum class Notices : std::uint8_t { published, sharded };
 
 /// KEYS: lease, holder record. ARGV: instance id, release channel,
 /// incarnation ("" for any: an operator acting as the id). Deletes the key
-/// and publishes the id on the channel only if the key holds this id (and
-/// incarnation); returns 1 then, else 0.
+/// and publishes the id on the channel (sharded: the lease key, a newline
+/// and the id; KeyLayout::release_channel) only if the key holds this id
+/// (and incarnation); returns 1 then, else 0.
 const redis::Script& release_script(Notices notices = Notices::published);
 
 /// KEYS: lease, holder record. ARGV: instance id, release channel,

@@ -4,26 +4,23 @@
 #include "lease_scripts.hpp"
 #include "replica_wait.hpp"
 
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
+#include <utility>
+
 namespace leasehold::detail {
 
-RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id,
-                               std::string incarnation, Settings settings)
-    : commands_(commands),
-      layout_(std::move(layout)),
-      id_(std::move(instance_id)),
-      incarnation_(std::move(incarnation)),
-      ttl_ms_(std::to_string(settings.ttl.count())),
-      acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
-      take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
-      settings_(settings) {
-  commands_.preload(acquire_);
-  if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
-  commands_.preload(renew_script());
-  commands_.preload(release_script(settings.notices));
-  commands_.preload(hand_over_script(settings.notices));
-}
-
 namespace {
+
+std::array<std::string_view, 3> renew_batch_argv(const std::string& id, const std::string& ttl_ms,
+                                                 const std::string& incarnation) {
+  return {id, ttl_ms, incarnation};
+}
 
 // Only a lease taken or extended needs the replicas' word: a 1, or an array
 // that starts with one.
@@ -35,7 +32,27 @@ bool lease_granted(const redis::Reply& reply) {
 
 }  // namespace
 
+RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id,
+                               std::string incarnation, Settings settings)
+    : commands_(commands),
+      layout_(std::move(layout)),
+      id_(std::move(instance_id)),
+      incarnation_(std::move(incarnation)),
+      ttl_ms_(std::to_string(settings.ttl.count())),
+      acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
+      take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
+      settings_(settings),
+      renew_argv_(renew_batch_argv(id_, ttl_ms_, incarnation_)) {
+  commands_.preload(acquire_);
+  if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
+  commands_.preload(renew_script());
+  commands_.preload(renew_batch_script());
+  commands_.preload(release_script(settings.notices));
+  commands_.preload(hand_over_script(settings.notices));
+}
+
 void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
+  if (command == Command::renew) return queue_renewal(g, seq, replies);
   const bool confirming = settings_.confirm_replicas > 0 && command != Command::release;
   auto answer = [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](
                     error_code ec, redis::Reply reply, redis::Client* via) {
@@ -47,12 +64,6 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
       const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
       return commands_.eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, g.key, std::move(answer));
     }
-    // A renewal may wait out a slot migration or a shard failover on a
-    // cluster (TRYAGAIN, CLUSTERDOWN) for as long as its lease lasts: only
-    // a success extends the lease, and giving up earlier would demote a
-    // leader whose lease still holds.
-    case Command::renew:
-      return commands_.eval(renew_script(), g.lease_arguments, g.key, std::move(answer), g.machine.deadline());
     case Command::release: {
       std::vector<std::string> keys{g.key, layout_.holder_key(g.name)};
       std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
@@ -62,6 +73,7 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
       }
       return commands_.eval(release_script(settings_.notices), std::move(keys), std::move(args), std::move(answer));
     }
+    case Command::renew:  // queued above
     case Command::none: return;
   }
 }
@@ -78,6 +90,139 @@ void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, 
                       if (ec) return r->on_lease_reply(*g, command, seq, ec, wait, Replicated::not_asked, Clock::now());
                       r->on_lease_reply(*g, command, seq, {}, reply,
                                         enough ? Replicated::enough : Replicated::too_few, Clock::now());
+                    });
+}
+
+// The keys of a batch (three per group) and their encoding, kept until the
+// answer: a NOSCRIPT resends them.
+struct RedisTransport::Batch {
+  std::vector<Renewal> renewals;
+  std::string keys;
+  std::optional<redis::ScriptArguments> arguments;
+};
+
+void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies) {
+  const std::uint16_t slot = commands_.is_cluster() ? cluster::detail::key_slot(g.key) : 0;
+  renewals_.push_back({&g, seq, &replies, slot});
+  if (renewals_.size() > 1) return;
+  boost::asio::post(commands_.executor(), [this, owner = owner_.lock()] { flush_renewals(); });
+}
+
+// A renewal its group no longer awaits (a demotion, a step-down or a new
+// connection since it was queued) is answered at once instead: it must not
+// leave after the command that replaced it, nor on a later connection.
+void RedisTransport::flush_renewals() {
+  std::vector<Renewal> queued;
+  queued.swap(renewals_);  // answers below may queue renewals for the next flush
+  std::stable_sort(queued.begin(), queued.end(), [](const Renewal& a, const Renewal& b) { return a.slot < b.slot; });
+  const auto awaited = [](const Renewal& r) {
+    return r.group->machine.in_flight() == Command::renew && r.group->machine.in_flight_seq() == r.seq;
+  };
+  std::vector<Renewal> batch;
+  for (auto next = queued.begin(); next != queued.end();) {
+    const std::uint16_t slot = next->slot;
+    for (; next != queued.end() && next->slot == slot && batch.size() < max_batch; ++next) {
+      if (awaited(*next)) {
+        batch.push_back(*next);
+      } else {
+        next->replies->on_lease_reply(*next->group, Command::renew, next->seq,
+                                      make_error_code(boost::asio::error::operation_aborted), {},
+                                      Replicated::not_asked, Clock::now());
+      }
+    }
+    if (batch.size() == 1) renew_one(batch.front());
+    if (batch.size() > 1) renew_many(std::move(batch));
+    batch.clear();
+  }
+  if (renewals_.empty()) {
+    queued.clear();
+    renewals_.swap(queued);  // keeps the capacity
+  }
+}
+
+// A renewal may wait out a slot migration or a shard failover on a cluster
+// (TRYAGAIN, CLUSTERDOWN) for as long as its lease lasts: only a success
+// extends the lease, and giving up earlier would demote a leader whose
+// lease still holds. A batch waits as long as its earliest lease.
+void RedisTransport::renew_one(const Renewal& r) {
+  GroupState& g = *r.group;
+  auto answer = [this, owner = owner_.lock(), r](error_code ec, redis::Reply reply, redis::Client* via) {
+    if (settings_.confirm_replicas > 0 && !ec && lease_granted(reply)) {
+      return confirm(*r.group, Command::renew, r.seq, *r.replies, std::move(reply), via);
+    }
+    r.replies->on_lease_reply(*r.group, Command::renew, r.seq, ec, reply, Replicated::not_asked, Clock::now());
+  };
+  commands_.eval(renew_script(), g.lease_arguments, g.key, std::move(answer), g.machine.deadline());
+}
+
+void RedisTransport::renew_many(std::vector<Renewal> renewals) {
+  auto batch = std::make_shared<Batch>();
+  batch->renewals = std::move(renewals);
+  std::size_t bytes = 0;
+  for (const Renewal& r : batch->renewals) {
+    bytes += 3 * r.group->key.size() + KeyLayout::holder_suffix.size() + KeyLayout::bid_suffix.size();
+  }
+  batch->keys.reserve(bytes);
+  std::optional<TimePoint> until;
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // offset, size of each key in `keys`
+  spans.reserve(3 * batch->renewals.size());
+  for (const Renewal& r : batch->renewals) {
+    const std::string& key = r.group->key;
+    for (const std::string_view suffix : {std::string_view{}, KeyLayout::holder_suffix, KeyLayout::bid_suffix}) {
+      spans.emplace_back(batch->keys.size(), key.size() + suffix.size());
+      batch->keys.append(key).append(suffix);
+    }
+    if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
+  }
+  std::vector<std::string_view> keys;
+  keys.reserve(spans.size());
+  for (const auto& [offset, size] : spans) keys.emplace_back(batch->keys.data() + offset, size);
+  batch->arguments.emplace(keys, std::span<const std::string_view>{}, &renew_argv_);
+  commands_.eval(renew_batch_script(), *batch->arguments, keys.front(),
+                 [this, owner = owner_.lock(), batch](error_code ec, redis::Reply reply, redis::Client* via) {
+                   answer_batch(*batch, ec, reply, via);
+                 },
+                 until);
+}
+
+// Each group gets its own answer; a failed call (or one that did not answer
+// group by group) fails every group of it, as their own scripts would have.
+void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply,
+                                  redis::Client* via) {
+  const auto& renewals = batch.renewals;
+  const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
+  const bool confirming = split && settings_.confirm_replicas > 0 &&
+                          std::any_of(reply.elements.begin(), reply.elements.end(), lease_granted);
+  if (!confirming) {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < renewals.size(); ++i) {
+      const Renewal& r = renewals[i];
+      r.replies->on_lease_reply(*r.group, Command::renew, r.seq, ec, split ? reply.elements[i] : reply,
+                                Replicated::not_asked, now);
+    }
+    return;
+  }
+  // Confirm mode: one WAIT vouches for every extension of the batch.
+  auto answer = [renewals, reply](error_code wait_ec, bool enough, const redis::Reply& wait) {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < renewals.size(); ++i) {
+      const Renewal& r = renewals[i];
+      const redis::Reply& mine = reply.elements[i];
+      if (!lease_granted(mine)) {
+        r.replies->on_lease_reply(*r.group, Command::renew, r.seq, {}, mine, Replicated::not_asked, now);
+      } else if (wait_ec) {
+        r.replies->on_lease_reply(*r.group, Command::renew, r.seq, wait_ec, wait, Replicated::not_asked, now);
+      } else {
+        r.replies->on_lease_reply(*r.group, Command::renew, r.seq, {}, mine,
+                                  enough ? Replicated::enough : Replicated::too_few, now);
+      }
+    }
+  };
+  if (via == nullptr) return answer(make_error_code(errc::not_connected), false, redis::Reply{});
+  wait_for_replicas(*via, settings_.confirm_replicas, settings_.confirm_timeout,
+                    [owner = owner_.lock(), answer = std::move(answer)](error_code wait_ec, bool enough,
+                                                                         const redis::Reply& wait) {
+                      answer(wait_ec, enough, wait);
                     });
 }
 

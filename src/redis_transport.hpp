@@ -9,9 +9,14 @@
 
 #include <leasehold/key_layout.hpp>
 
+#include <leasehold/redis/script_arguments.hpp>
+
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace leasehold::detail {
 
@@ -35,7 +40,27 @@ class RedisTransport final : public LeaseTransport {
 
   void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) override;
 
+  /// The most groups one renewal script renews.
+  static constexpr std::size_t max_batch = 64;
+
  private:
+  // Renewals sent in one turn of the executor leave together at its end:
+  // one script per slot on a cluster (a script touches one slot), one for
+  // all on a server, at most max_batch groups each. Fewer commands to
+  // encode, match and answer: the client's and Redis's work per renewal.
+  struct Renewal {
+    GroupState* group;
+    std::uint64_t seq;
+    LeaseReplies* replies;
+    std::uint16_t slot;  // 0 on a server
+  };
+  struct Batch;
+  void queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies);
+  void flush_renewals();
+  void renew_one(const Renewal& r);
+  void renew_many(std::vector<Renewal> renewals);
+  void answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply, redis::Client* via);
+
   Commands& commands_;
   const KeyLayout layout_;
   const std::string id_;
@@ -44,7 +69,9 @@ class RedisTransport final : public LeaseTransport {
   const redis::Script& acquire_;
   const redis::Script& take_over_acquire_;  // a group's first acquire with reclaim_on_restart
   const Settings settings_;
+  const redis::SharedArguments renew_argv_;  // ARGV of renew_batch_script()
   std::weak_ptr<void> owner_;
+  std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
   /// the same connection (`via`), then answer with the replicas' verdict.

@@ -3,11 +3,15 @@
 // channels. Every part of leasehold (elector, scheduler, CLI) asks it.
 //
 //   plain (one server, Sentinel):    leader:reports  leader:reports:token  ...:holder  ...:bid
+//                                    release notices on leader:reports:released
 //   hash_tagged (Cluster):           leader:{reports}  leader:{reports}:token  ...
+//                                    release notices on leader:slot:{<tag>}:released, one per slot
 //
 // In the hash-tagged form every key and the channel of one group hash to the
 // same Cluster slot, so a script never touches two slots; `{` and `}` are
-// then not allowed in group names.
+// then not allowed in group names. Sharded pub/sub has no patterns, so the
+// groups of one slot share a channel there: a standby subscribes once per
+// slot (at most 16,384 channels), not once per group.
 
 #include <array>
 #include <optional>
@@ -38,7 +42,10 @@ class KeyLayout {
   std::string lease_key(std::string_view group) const;
   /// The fencing counter beside the lease; it never expires.
   std::string token_key(std::string_view group) const;
-  /// The channel a release notice is published on (the releaser's id).
+  /// The channel a release notice is published on. Plain: the group's own,
+  /// and the message is the releaser's id. Hash-tagged: the channel of the
+  /// group's slot, shared by the slot's groups, and the message is the lease
+  /// key, a newline and the releaser's id.
   std::string release_channel(std::string_view group) const;
   /// The hash holding each schedule's last tick (leader-only schedules).
   std::string tick_record_key(std::string_view group) const;
@@ -51,8 +58,14 @@ class KeyLayout {
   /// The PSUBSCRIBE pattern that matches the release channel of every group
   /// under the prefix; glob characters of the prefix match only themselves.
   std::string release_pattern() const;
-  /// The group whose release channel `channel` is; nullopt for any other.
-  std::optional<std::string_view> group_of_channel(std::string_view channel) const;
+  /// What a release notice says: views into the channel or the message.
+  struct ReleaseNotice {
+    std::string_view group;
+    std::string_view releaser;
+  };
+  /// Reads `message`, received on `channel`, as a release notice of a group
+  /// under this prefix; nullopt for anything else.
+  std::optional<ReleaseNotice> read_release_notice(std::string_view channel, std::string_view message) const;
   /// The group whose lease key `key` is; nullopt for any other key
   /// (including the token and tick keys).
   std::optional<std::string_view> group_of_key(std::string_view key) const;

@@ -1,7 +1,7 @@
 #pragma once
-// Release notices on a Redis Cluster: each watched channel (a group's, in the
-// group's slot) is subscribed with SSUBSCRIBE on the master that serves its
-// slot, through one subscriber connection per master. When the slot map
+// Release notices on a Redis Cluster: each watched channel (a slot's, shared
+// by the groups of that slot) is subscribed with SSUBSCRIBE on the master
+// that serves its slot, through one subscriber connection per master. When the slot map
 // says a slot moved, or a node ends a subscription itself (it does when the
 // slot migrates away: a server-sent sunsubscribe), the channel is moved to
 // the new master. Each channel's availability is reported: a standby whose
@@ -48,8 +48,8 @@ class ClusterNotices {
   std::size_t confirmed() const noexcept { return confirmed_; }
 
  private:
-  // One entry per watched channel (100,000 groups: 100,000 entries, so the
-  // channel name is kept once and the node by reference).
+  // One entry per watched channel (up to one per slot, 16,384, whatever the
+  // number of groups), the node by reference.
   struct Watched {
     const std::string* home = nullptr;  // the nodes_ key it is subscribed on; nullptr: waiting for a map
     bool confirmed = false;             // the node said it is subscribed

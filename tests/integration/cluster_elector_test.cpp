@@ -9,12 +9,14 @@
 #include "support/admin_client.hpp"
 #include "support/cluster_topology.hpp"
 #include "support/elector_fixture.hpp"
+#include "support/node_probe.hpp"
 
 #include <leasehold/leasehold.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <map>
@@ -197,6 +199,111 @@ TEST(ClusterElector, AStepDownIsHeardOnTheGroupsShardChannel) {
     }, 10s)) << g << ": the standby did not take over at the release notice";
     EXPECT_FALSE(*stepped);
   }
+}
+
+// Names "s<i>" whose keys share one slot: the first `count` found.
+std::vector<std::string> names_in_one_slot(std::size_t count) {
+  std::map<std::uint16_t, std::vector<std::string>> by_slot;
+  for (int i = 0;; ++i) {
+    std::string name = "s" + std::to_string(i);
+    auto& same = by_slot[cluster::key_slot("cl:{" + name + "}")];
+    same.push_back(std::move(name));
+    if (same.size() == count) return same;
+  }
+}
+
+// The groups of one slot share its release channel: a step-down there is
+// heard by that group's standby only (the others keep their leaders), and a
+// group registered after the channel was confirmed hears its releases too.
+// As above, a takeover within 10 s (ttl 30 s, retry 20 s) is a notice's.
+TEST(ClusterElector, GroupsOfOneSlotShareItsChannelAndEachHearsItsOwnReleases) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  const auto same_slot = names_in_one_slot(3);
+  const std::vector<std::string> groups{same_slot[0], same_slot[1]};
+  const std::string late = same_slot[2];
+  Fleet fleet(cluster_url_options(topology));
+  for (const char* id : {"a", "b"}) {
+    ElectorOptions o = options_for(id, groups, 30000ms);
+    o.retry_interval = 20000ms;
+    o.empty_restart_guard = false;
+    fleet.add(o);
+  }
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
+  leasehold::test::run_for(fleet.io, 1s);  // both electors' channel confirmed
+  for (std::size_t i = 0; i < 2; ++i) fleet.at(i).group(late);
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return fleet.leaders(late).size() == 1; }, 20s));
+  leasehold::test::run_for(fleet.io, 1s);
+
+  for (const auto& g : {groups[0], late}) {
+    std::vector<std::string> others;
+    for (const auto& o : same_slot) {
+      if (o != g) others.push_back(o);
+    }
+    LeaderWatch watch(fleet, same_slot, leaders_now(fleet, others));
+    const std::size_t leader = fleet.leaders(g).front();
+    std::optional<leasehold::error_code> stepped;
+    fleet.at(leader).step_down(g, [&](leasehold::error_code ec) { stepped = ec; });
+    ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] {
+      watch.check();
+      return stepped.has_value() && fleet.leaders(g).size() == 1 && fleet.leaders(g).front() != leader;
+    }, 10s)) << g << ": the standby did not take over at the release notice";
+    EXPECT_FALSE(*stepped);
+    leasehold::test::run_for(fleet.io, 500ms);
+    watch.check();
+    EXPECT_TRUE(watch.never_two);
+    EXPECT_TRUE(watch.changed.empty()) << "a release of " << g << " moved another group of its slot";
+  }
+}
+
+// One script renews only groups of one slot, so the groups of a slot that
+// were elected at different times renew together once one of them renews
+// within half a heartbeat of the others: three cohorts of four, elected
+// 300 ms apart, become one script per heartbeat (three apart would be
+// three). The slot is on a shard the "default" group is not on.
+TEST(ClusterElector, GroupsOfOneSlotElectedApartComeToRenewInOneScript) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  const std::size_t default_shard = shard_of(topology, "default");
+  std::vector<std::string> same_slot;
+  for (std::size_t n = 12;; ++n) {
+    same_slot = names_in_one_slot(n);
+    if (shard_of(topology, same_slot.front()) != default_shard) break;
+  }
+  same_slot.resize(12);
+  const std::size_t shard = shard_of(topology, same_slot.front());
+  Fleet fleet(cluster_url_options(topology));
+  ElectorOptions o = options_for("a", {}, 3000ms);  // heartbeat 1 s
+  o.empty_restart_guard = false;
+  auto& elector = fleet.add(o);
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return elector.is_leader(); }, 20s));
+  for (std::size_t cohort = 0; cohort < 3; ++cohort) {
+    for (std::size_t i = 0; i < 4; ++i) elector.group(same_slot[4 * cohort + i]);
+    leasehold::test::run_for(fleet.io, 300ms);
+  }
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, same_slot); }, 20s));
+  leasehold::test::run_for(fleet.io, 2500ms);  // every cohort renewed at least twice: together
+
+  const auto renewals = [&] {
+    const leasehold::Metrics m = fleet.metrics(0);
+    std::uint64_t ok = 0;
+    for (const auto& g : m.groups) {
+      if (g.group != "default") ok += g.renewals_ok;
+      EXPECT_EQ(g.renewals_failed, 0u) << g.group;
+    }
+    return ok;
+  };
+  auto admin = topology.node(shard).admin();
+  const std::uint64_t renewals_before = renewals();
+  const std::uint64_t scripts_before = leasehold::test::script_calls(admin);
+  leasehold::test::run_for(fleet.io, 3000ms);
+  const std::uint64_t renewed = renewals() - renewals_before;
+  const std::uint64_t scripts = leasehold::test::script_calls(admin) - scripts_before;
+  EXPECT_GE(renewed, 24u) << "twelve groups, three heartbeats";
+  EXPECT_LE(scripts * 5, renewed) << scripts << " scripts for " << renewed << " renewals";
+  EXPECT_TRUE(fleet.events(0).revoked.empty());
 }
 
 TEST(ClusterElector, GroupNamesWithBracesAreRefusedNamingTheGroup) {

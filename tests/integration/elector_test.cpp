@@ -5,6 +5,7 @@
 
 #include "support/elector_fixture.hpp"
 #include "support/fault_proxy.hpp"
+#include "support/node_probe.hpp"
 #include "support/redis_server.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -577,6 +578,40 @@ TEST(Elector, ThousandsOfGroupsDueAtOnceAreAllRenewedInPacedPasses) {
   }
   EXPECT_TRUE(fleet.events(0).revoked.empty());
   EXPECT_EQ(server.admin().get("leader:bulk-2999"), elector.instance_id());
+}
+
+// Renewals due in one turn leave as a few scripts of up to 64 groups, not a
+// script per group: the server runs far fewer scripts than there are
+// renewals, and every group is still renewed every heartbeat, none refused.
+TEST(Elector, RenewalsDueTogetherLeaveInBatchScripts) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = fast_options();
+  options.ttl = 3s;  // heartbeat 1 s
+  constexpr int count = 500;
+  for (int i = 0; i < count; ++i) options.groups.push_back("batch-" + std::to_string(i));
+  auto& elector = fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == count + 1; }, 30s));
+  const auto renewals = [&] {
+    std::optional<lh::Metrics> metrics;
+    elector.async_metrics([&](lh::Metrics m) { metrics = std::move(m); });
+    EXPECT_TRUE(run_until(fleet.io, [&] { return metrics.has_value(); }, 5s));
+    std::uint64_t ok = 0;
+    for (const auto& g : metrics->groups) {
+      EXPECT_EQ(g.renewals_failed, 0u) << g.group;
+      ok += g.renewals_ok;
+    }
+    return ok;
+  };
+  auto admin = server.admin();
+  const std::uint64_t renewals_before = renewals();
+  const std::uint64_t scripts_before = lh::test::script_calls(admin);
+  lh::test::run_for(fleet.io, 3500ms);
+  const std::uint64_t renewed = renewals() - renewals_before;
+  const std::uint64_t scripts = lh::test::script_calls(admin) - scripts_before;
+  EXPECT_GE(renewed, static_cast<std::uint64_t>(2 * count)) << "three heartbeats";
+  EXPECT_LT(scripts * 4, renewed) << scripts << " scripts for " << renewed << " renewals";
+  EXPECT_TRUE(fleet.events(0).revoked.empty());
 }
 
 // With the server frozen, a thousand renewals wait for replies and the rest

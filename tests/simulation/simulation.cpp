@@ -3,6 +3,7 @@
 #include "lease_model.hpp"
 
 #include <chaos/checker.hpp>
+#include <cluster/key_slot.hpp>
 #include <elector_core.hpp>
 
 #include <fmt/format.h>
@@ -23,6 +24,17 @@ using detail::Command;
 using detail::GroupState;
 using detail::TimePoint;
 using Ms = std::chrono::milliseconds;
+
+// `count` group names whose lease keys share one Cluster slot.
+std::vector<std::string> names_in_one_slot(const KeyLayout& layout, int count) {
+  std::map<std::uint16_t, std::vector<std::string>> by_slot;
+  for (int i = 0;; ++i) {
+    std::string name = fmt::format("s{}", i);
+    auto& same = by_slot[cluster::detail::key_slot(layout.lease_key(name))];
+    same.push_back(std::move(name));
+    if (same.size() == static_cast<std::size_t>(count)) return same;
+  }
+}
 
 // Simulated time starts far from the clock's epoch (a zero deadline means
 // "none" to the elector).
@@ -107,6 +119,7 @@ class World {
   LeaseModel& model() { return model_; }
   int next_incarnation() { return next_incarnation_++; }
   const detail::LeaseTiming& timing() const { return timing_; }
+  KeyLayout::Form form() const { return config_.hash_tagged ? KeyLayout::Form::hash_tagged : KeyLayout::Form::plain; }
   void publish(const LeaseModel::Published& notice);
   /// A disruption from `now` whose leaderless gaps must end within the
   /// fault bound of `heal`; one that starts while the last one's window is
@@ -161,7 +174,7 @@ Process::Process(World& world, int index, std::string id, const ElectorOptions& 
     : world_(world), index_(index), id_(std::move(id)), guarded_(options.empty_restart_guard) {
   // Deterministic incarnations: a restarted process is a new one.
   core_ = std::make_unique<detail::ElectorCore>(options, id_, fmt::format("{}#{}", id_, world.next_incarnation()),
-                                                *this, *this, limits);
+                                                *this, *this, limits, world.form());
 }
 
 TimePoint Process::now() const { return world_.now(); }
@@ -217,7 +230,11 @@ void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::Le
       case Command::release: reply = world_.model().release(key, channel, who, ttl, ms, to, notice); break;
       case Command::none: return;
     }
-    if (notice) world_.publish(*notice);
+    if (notice) {
+      // A Cluster's release script names the lease key in its notice.
+      if (world_.form() == KeyLayout::Form::hash_tagged) notice->message = key + "\n" + notice->message;
+      world_.publish(*notice);
+    }
     last_to_client_ = std::max(world_.now() + world_.delay(), last_to_client_);
     world_.at(last_to_client_, index_, [this, &g, command, seq, tag, epoch, reply, &replies] {
       if (epoch != epoch_ || pending_.erase(tag) == 0) return;
@@ -293,7 +310,11 @@ World::World(const Config& config)
   options_.ttl = Ms(config_.ttl_ms);
   options_.retry_interval = Ms(config_.retry_ms);
   options_.empty_restart_guard = config_.empty_restart_guard;
-  for (int g = 1; g <= config_.groups; ++g) options_.groups.push_back(fmt::format("g{}", g));
+  if (config_.hash_tagged) {
+    options_.groups = names_in_one_slot(KeyLayout(options_.key_prefix, form()), config_.groups);
+  } else {
+    for (int g = 1; g <= config_.groups; ++g) options_.groups.push_back(fmt::format("g{}", g));
+  }
   timing_ = detail::LeaseTiming::from(options_);
   processes_.resize(static_cast<std::size_t>(config_.instances));
   for (int i = 0; i < config_.instances; ++i) {

@@ -30,6 +30,10 @@ struct Config {
   bool priorities = false;
   /// A copied config: the second process runs with the first one's id.
   bool duplicate_ids = false;
+  /// The Cluster key layout, every group (but "default") in one slot: a
+  /// leader's groups renew together, early (ElectorCore), and the notices
+  /// name the lease key.
+  bool hash_tagged = false;
   bool print_logs = false;          ///< print every process's event log (a replay)
   /// A small window, so the simulation exercises holding commands back.
   std::size_t max_in_flight = 3;

@@ -6,6 +6,7 @@
 //   --no-guard           electors without the empty-restart guard
 //   --priorities         priorities 0-2 per process: bids and hand-overs
 //   --duplicate-ids      the second process runs with the first one's id
+//   --hash-tagged        the Cluster key layout, the groups in one slot (renewed together)
 //   --logs               print every process's event log (with --seed)
 //   --expect-failure     succeed only if some seed fails (a checker self-test)
 //   --instances N, --groups N, --duration-ms N, --max-in-flight N
@@ -54,6 +55,7 @@ int main(int argc, char** argv) try {
     else if (flag == "--no-guard") config.empty_restart_guard = false, extra += " --no-guard";
     else if (flag == "--priorities") config.priorities = true, extra += " --priorities";
     else if (flag == "--duplicate-ids") config.duplicate_ids = true, extra += " --duplicate-ids";
+    else if (flag == "--hash-tagged") config.hash_tagged = true, extra += " --hash-tagged";
     else if (flag == "--instances") config.instances = static_cast<int>(number(flag, value)), extra += fmt::format(" --instances {}", value), ++i;
     else if (flag == "--groups") config.groups = static_cast<int>(number(flag, value)), extra += fmt::format(" --groups {}", value), ++i;
     else if (flag == "--duration-ms") config.duration_ms = static_cast<std::int64_t>(number(flag, value)), extra += fmt::format(" --duration-ms {}", value), ++i;

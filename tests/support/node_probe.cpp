@@ -22,4 +22,14 @@ std::string info_field(const std::string& info, std::string_view key) {
   return text.substr(begin, text.find_first_of("\r\n", begin) - begin);
 }
 
+std::uint64_t script_calls(AdminClient& admin) {
+  const std::string stats = admin.call({"INFO", "commandstats"}).str;
+  std::uint64_t calls = 0;
+  for (const char* command : {"cmdstat_evalsha", "cmdstat_eval"}) {
+    const std::string field = info_field(stats, command);  // calls=N,usec=...
+    if (field.starts_with("calls=")) calls += std::stoull(field.substr(6));
+  }
+  return calls;
+}
+
 }  // namespace leasehold::test

@@ -8,6 +8,7 @@
 #include <leasehold/redis/reply.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,5 +35,9 @@ std::optional<redis::Reply> try_call(const AdminClientOptions& options, std::vec
 
 /// The value of `key` in an INFO text ("key:value" lines), or empty.
 std::string info_field(const std::string& info, std::string_view key);
+
+/// How many scripts (EVALSHA and EVAL calls) the node has run since it
+/// started, from INFO commandstats.
+std::uint64_t script_calls(AdminClient& admin);
 
 }  // namespace leasehold::test

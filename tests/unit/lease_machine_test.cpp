@@ -323,6 +323,36 @@ TEST_F(LeaseMachineTest, ManyHeartbeatsNeverElectAgain) {
   EXPECT_EQ(m.term_started(), kT0);
 }
 
+// Groups of one slot renew together (ElectorCore): a leader renews early
+// only within the window asked for, with nothing in flight, and the early
+// renewal's reply counts from its own send instant, like any other.
+TEST_F(LeaseMachineTest, AnEarlyRenewalWithinTheWindowCountsFromItsSendInstant) {
+  lead();
+  advance_to(kT0 + kHeartbeat - 900ms);
+  EXPECT_FALSE(m.may_renew_early(now, 800ms));
+  EXPECT_OUT(m.renew_early(now, 800ms), .wake = kT0 + kHeartbeat);
+  EXPECT_TRUE(m.may_renew_early(now, 900ms));
+  EXPECT_OUT(m.renew_early(now, 900ms), .send = Command::renew, .seq = 2, .wake = kT0 + kLease);
+  EXPECT_FALSE(m.may_renew_early(now, kHeartbeat)) << "a renewal is in flight";
+  EXPECT_OUT(m.renew_early(now, kHeartbeat), .wake = kT0 + kLease);
+  const TimePoint sent = now;
+  advance(20ms);
+  EXPECT_OUT(renewed(2), .wake = sent + kHeartbeat);
+  expect_leader(sent);
+  EXPECT_EQ(m.token(), kToken);
+}
+
+TEST_F(LeaseMachineTest, OnlyALeaderRenewsEarly) {
+  campaign();
+  EXPECT_FALSE(m.may_renew_early(now, kHeartbeat)) << "acquire in flight";
+  EXPECT_EQ(m.renew_early(now, kHeartbeat).send, Command::none);
+  advance(10ms);
+  held_by(1, "other", 3000);
+  EXPECT_FALSE(m.may_renew_early(now, kHeartbeat)) << "a standby";
+  EXPECT_EQ(m.renew_early(now, kHeartbeat).send, Command::none);
+  EXPECT_EQ(m.in_flight(), Command::none);
+}
+
 TEST_F(LeaseMachineTest, TimerLateButBeforeTheDeadlineRenewsAtOnce) {
   lead();
   advance_to(kT0 + 3000ms);  // a stalled thread, not yet past the deadline

@@ -6,7 +6,7 @@
 
 #include "connection.hpp"
 
-#include "elector_core.hpp"  // detail::validate_group_name (src/)
+#include "elector_core.hpp"  // detail::validate_group_name, validate_key_prefix (src/)
 
 #include <leasehold/elector_options.hpp>
 
@@ -16,6 +16,11 @@ namespace leasehold::cli {
 
 void require_valid_groups(const Context& ctx, const std::vector<std::string>& groups) {
   const KeyLayout layout = layout_for(ctx.redis, ctx.line.prefix);
+  try {
+    detail::validate_key_prefix(layout);  // on a cluster only
+  } catch (const std::invalid_argument& e) {
+    throw Failure(exit_usage, std::string("bad --prefix: ") + e.what());
+  }
   for (const auto& group : groups) {
     try {
       detail::validate_group_name(group, layout);

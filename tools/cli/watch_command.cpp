@@ -28,6 +28,7 @@
 #include <csignal>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 namespace leasehold::cli {
 
@@ -111,16 +112,17 @@ class Watch {
     }
   }
 
+  // On a cluster the groups of one slot share a channel: each once.
   void subscribe(const std::vector<std::string>& groups) {
-    std::vector<std::string> channels;
-    for (const auto& g : groups) channels.push_back(layout_.release_channel(g));
-    notices_.listen(channels);
+    std::set<std::string> channels;
+    for (const auto& g : groups) channels.insert(layout_.release_channel(g));
+    notices_.listen({channels.begin(), channels.end()});
   }
 
-  void on_notice(std::string_view channel, std::string_view id) {
-    const auto group = layout_.group_of_channel(channel);
-    if (!group) return;
-    report(tracker_.notice(*group, id));
+  void on_notice(std::string_view channel, std::string_view message) {
+    const auto notice = layout_.read_release_notice(channel, message);
+    if (!notice) return;
+    report(tracker_.notice(notice->group, notice->releaser));
     // Whoever takes over shows up in the next polls: make one now, and keep
     // polling often for a while (the standby acquires a moment after the
     // notice), so that the takeover shows at once whatever --interval.
