@@ -272,6 +272,10 @@ void ElectorCore::timer_expired(TimePoint armed_for, TimePoint now) {
 void ElectorCore::send(GroupState& g, Command command, std::uint64_t seq, TimePoint now) {
   const Queued queued{&g, command, seq};
   if (window_.admit(queued)) write(queued, now);
+  // At the instant the machine decided (not when the window lets it out),
+  // so that the slot's groups share that instant from now on, and follow
+  // one another through the window.
+  if (command == Command::renew) renew_slot_groups(g, now);
 }
 
 void ElectorCore::write(const Queued& c, TimePoint now) {
@@ -285,8 +289,7 @@ void ElectorCore::write(const Queued& c, TimePoint now) {
       // late the renewal leaves against its schedule.
       g.renew_lag_ns.store(std::max<std::int64_t>(0, to_ns(now) - to_ns(g.machine.renewal_due())),
                            std::memory_order_relaxed);
-      transport_.send(g, c.command, c.seq, *this);
-      return renew_slot_groups(g, now);
+      break;
     default:
       break;
   }
