@@ -23,11 +23,14 @@
 
 #include "support/admin_client.hpp"
 
+#include "cluster/key_slot.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -141,15 +144,32 @@ std::string replay_command(const Args& a) {
                      chaos::to_string(a.topology), a.confirm_replicas, a.confirm_timeout.count());
 }
 
-std::vector<std::string> group_names(std::size_t total) {
-  std::vector<std::string> out;  // "default" is the first of `total`
-  for (std::size_t g = 1; g < total; ++g) out.push_back(fmt::format("g{}", g));
+// "default" is the first of `total`. On a cluster the others come four to a
+// slot, so that a leader's groups of one slot renew together (one script,
+// early renewals) under the faults too.
+std::vector<std::string> group_names(std::size_t total, chaos::Topology topology) {
+  std::vector<std::string> out;
+  if (topology != chaos::Topology::cluster) {
+    for (std::size_t g = 1; g < total; ++g) out.push_back(fmt::format("g{}", g));
+    return out;
+  }
+  std::map<std::uint16_t, std::vector<std::string>> by_slot;
+  for (std::size_t i = 0; out.size() + 1 < total; ++i) {
+    std::string name = fmt::format("g{}", i);
+    auto& same = by_slot[leasehold::cluster::detail::key_slot("{" + name + "}")];  // the slot of <prefix>{name}
+    same.push_back(std::move(name));
+    if (same.size() < 4) continue;
+    for (auto& n : same) {
+      if (out.size() + 1 < total) out.push_back(std::move(n));
+    }
+    same.clear();
+  }
   return out;
 }
 
 // As MemberFleet::all_groups(): "default" and the others.
-std::vector<std::string> every_group(std::size_t total) {
-  auto out = group_names(total);
+std::vector<std::string> every_group(std::size_t total, chaos::Topology topology) {
+  auto out = group_names(total, topology);
   out.insert(out.begin(), "default");
   return out;
 }
@@ -185,8 +205,8 @@ class ChaosRun {
   explicit ChaosRun(Args args)
       : args_(std::move(args)),
         dir_(work_dir(args_.work_dir)),
-        deployment_(chaos::make_deployment({args_.topology, args_.instances, args_.timing, every_group(args_.groups)})),
-        fleet_({args_.member, dir_, group_names(args_.groups), args_.timing.ttl, args_.timing.retry,
+        deployment_(chaos::make_deployment({args_.topology, args_.instances, args_.timing, every_group(args_.groups, args_.topology)})),
+        fleet_({args_.member, dir_, group_names(args_.groups, args_.topology), args_.timing.ttl, args_.timing.retry,
                 args_.confirm_replicas, args_.confirm_timeout}),
         groups_(fleet_.all_groups()),
         planner_(args_.seed, args_.scenario, args_.timing, args_.faults, args_.instances) {
