@@ -191,6 +191,8 @@ void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis
                                   redis::Client* via) {
   const auto& renewals = batch.renewals;
   const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
+  // Not one answer per group: no group's own answer can be told apart.
+  if (!ec && !split) ec = make_error_code(errc::unexpected_reply);
   const bool confirming = split && settings_.confirm_replicas > 0 &&
                           std::any_of(reply.elements.begin(), reply.elements.end(), lease_granted);
   if (!confirming) {

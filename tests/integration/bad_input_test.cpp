@@ -21,6 +21,7 @@
 #include <chrono>
 #include <future>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -184,6 +185,7 @@ class FakeLeaseServer {
  public:
   std::atomic<Fault> fault{Fault::none};
   std::atomic<bool> renew_fault_only{false};  // fault renewals, answer acquires well
+  std::atomic<bool> batch_one_answer{false};  // a batched renewal gets one answer, whatever its groups
 
   lh::RedisOptions options() const { return server_.options_for(); }
 
@@ -200,12 +202,14 @@ class FakeLeaseServer {
     const auto is = [&](const lh::redis::Script& script) { return a[1] == script.sha1() || a[1] == script.body(); };
     const bool acquire = is(lh::detail::acquire_script()) || is(lh::detail::guarded_acquire_script());
     const bool renew = is(lh::detail::renew_script());
+    const bool renew_batch = is(lh::detail::renew_batch_script());
     const std::size_t argv = 3 + std::stoul(a[2]);  // the first ARGV
     if (a.size() < argv + 2) return ScriptedAction::reply("-ERR fake: bad script call\r\n");
     const Fault f = fault.load();
-    if (f != Fault::none && (!renew_fault_only || renew)) return faulty(f, name);
+    if (f != Fault::none && (!renew_fault_only || renew || renew_batch)) return faulty(f, name);
     if (acquire) return run_acquire(a[argv], std::stoll(a[argv + 1]));
     if (renew) return run_renew(a[argv], std::stoll(a[argv + 1]));
+    if (renew_batch) return run_renew_batch(std::stoul(a[2]) / 3, a[argv], std::stoll(a[argv + 1]));
     return run_release(a[argv]);
   }
 
@@ -251,6 +255,17 @@ class FakeLeaseServer {
     if (!held(now) || holder_ != id) return ScriptedAction::reply(integer(0));
     expiry_ = now + std::chrono::milliseconds(ttl);
     return ScriptedAction::reply(integer(1));
+  }
+
+  // Every group of the fake is the one lease: each gets its answer.
+  ScriptedAction run_renew_batch(std::size_t groups, const std::string& id, long long ttl) {
+    if (batch_one_answer) return ScriptedAction::reply("*1\r\n" + integer(1));
+    const auto now = Clock::now();
+    const bool ours = held(now) && holder_ == id;
+    if (ours) expiry_ = now + std::chrono::milliseconds(ttl);
+    std::string out = "*" + std::to_string(groups) + "\r\n";
+    for (std::size_t i = 0; i < groups; ++i) out += integer(ours ? 1 : 0);
+    return ScriptedAction::reply(out);
   }
 
   ScriptedAction run_release(const std::string& id) {
@@ -359,6 +374,33 @@ TEST(BadInput, MalformedRenewReplyDemotesWithAnErrorEventEveryTime) {
 
 // ===========================================================================
 // Real servers in a bad state
+
+// Two groups renew in one script; an answer that is not one per group says
+// nothing of either: both demote with an error event naming each, and lead
+// again once the answers are right.
+TEST(BadInput, ABatchedRenewalWithoutAnAnswerPerGroupDemotesEachOfItsGroups) {
+  FakeLeaseServer fake;
+  Fleet fleet(fake.options());
+  auto options = fast_options("me");
+  options.groups = {"second"};
+  auto& e = fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && e.is_leader("second"); }));
+  const auto& events = fleet.events(0);
+  fake.batch_one_answer = true;
+  ASSERT_TRUE(run_until(fleet.io, [&] { return events.revoked.size() >= 2; }, 5s)) << describe(events);
+  std::set<std::string> demoted, reported;
+  for (const auto& r : events.revoked) {
+    EXPECT_EQ(r.reason, lh::RevokeReason::renew_failed);
+    demoted.insert(r.group);
+  }
+  for (const auto& err : events.errors) {
+    if (err.error.code == lh::errc::unexpected_reply) reported.insert(err.group);
+  }
+  EXPECT_EQ(demoted, (std::set<std::string>{"default", "second"}));
+  EXPECT_EQ(reported, (std::set<std::string>{"default", "second"}));
+  fake.batch_one_answer = false;
+  EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && e.is_leader("second"); }, 5s));
+}
 
 TEST(BadInput, ReadOnlyReplicaGivesReadOnlyUntilPromoted) {
   lh::test::RedisServer primary;
