@@ -171,6 +171,18 @@ TEST(ClusterElector, GroupsSpreadOverEveryShardHaveOneLeaderEachWithTheirKeysInO
   EXPECT_FALSE(*stepped);
 }
 
+// Electors "a" and "b" campaigning for `groups` with a 30 s ttl and a 20 s
+// retry interval (no empty-restart guard): a standby that takes over within
+// 10 s of a step-down heard the release notice.
+void add_notice_listeners(Fleet& fleet, const std::vector<std::string>& groups) {
+  for (const char* id : {"a", "b"}) {
+    ElectorOptions o = options_for(id, groups, 30000ms);
+    o.retry_interval = 20000ms;
+    o.empty_restart_guard = false;
+    fleet.add(o);
+  }
+}
+
 // With a 30 s ttl and a 20 s retry interval, a standby that took over
 // within 10 s of a step-down heard the release on the group's shard channel:
 // it would otherwise look again only 20 s after its last attempt.
@@ -180,12 +192,7 @@ TEST(ClusterElector, AStepDownIsHeardOnTheGroupsShardChannel) {
   ClusterTopology topology(topology_options);
   const std::vector<std::string> groups{"orders", "billing", "reports"};
   Fleet fleet(cluster_url_options(topology));
-  for (const char* id : {"a", "b"}) {
-    ElectorOptions o = options_for(id, groups, 30000ms);
-    o.retry_interval = 20000ms;
-    o.empty_restart_guard = false;
-    fleet.add(o);
-  }
+  add_notice_listeners(fleet, groups);
   ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
   // Both electors' channels confirmed before the step-downs (a standby
   // subscribes after its first acquire attempt at the latest).
@@ -224,12 +231,7 @@ TEST(ClusterElector, GroupsOfOneSlotShareItsChannelAndEachHearsItsOwnReleases) {
   const std::vector<std::string> groups{same_slot[0], same_slot[1]};
   const std::string late = same_slot[2];
   Fleet fleet(cluster_url_options(topology));
-  for (const char* id : {"a", "b"}) {
-    ElectorOptions o = options_for(id, groups, 30000ms);
-    o.retry_interval = 20000ms;
-    o.empty_restart_guard = false;
-    fleet.add(o);
-  }
+  add_notice_listeners(fleet, groups);
   ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
   leasehold::test::run_for(fleet.io, 1s);  // both electors' channel confirmed
   for (std::size_t i = 0; i < 2; ++i) fleet.at(i).group(late);

@@ -549,8 +549,10 @@ TEST(Elector, CoAwaitStopWithoutATokenReleasesTheLease) {
 
 // More groups due at once than one pass takes (1024): the elector sends them
 // in paced passes, and every group must still be elected and renewed, none
-// demoted, none renewed twice per heartbeat.
-TEST(Elector, ThousandsOfGroupsDueAtOnceAreAllRenewedInPacedPasses) {
+// demoted, none renewed twice per heartbeat. Renewals due in one turn leave
+// as scripts of up to 64 groups: the server runs far fewer scripts than
+// there are renewals.
+TEST(Elector, ThousandsOfGroupsDueAtOnceAreAllRenewedInPacedPassesAndBatches) {
   lh::test::RedisServer server;
   Fleet fleet(server);
   auto options = fast_options();
@@ -560,58 +562,40 @@ TEST(Elector, ThousandsOfGroupsDueAtOnceAreAllRenewedInPacedPasses) {
   auto& elector = fleet.add(options);
   ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == count + 1; }, 30s))
       << fleet.events(0).elected.size() << " of " << count + 1 << " elected";
+  const auto metrics_now = [&] {
+    std::optional<lh::Metrics> metrics;
+    elector.async_metrics([&](lh::Metrics m) { metrics = std::move(m); });
+    EXPECT_TRUE(run_until(fleet.io, [&] { return metrics.has_value(); }, 5s));
+    return metrics.value_or(lh::Metrics{});
+  };
+  const auto renewed = [](const lh::Metrics& m) {
+    std::uint64_t ok = 0;
+    for (const auto& g : m.groups) ok += g.renewals_ok;
+    return ok;
+  };
+  auto admin = server.admin();
+  const std::uint64_t renewals_before = renewed(metrics_now());
+  const std::uint64_t scripts_before = lh::test::script_calls(admin);
   const auto started = std::chrono::steady_clock::now();
   lh::test::run_for(fleet.io, 2500ms);  // two heartbeats
   const auto elapsed = std::chrono::steady_clock::now() - started;
+  const std::uint64_t scripts = lh::test::script_calls(admin) - scripts_before;
 
-  std::optional<lh::Metrics> metrics;
-  elector.async_metrics([&](lh::Metrics m) { metrics = std::move(m); });
-  ASSERT_TRUE(run_until(fleet.io, [&] { return metrics.has_value(); }, 5s));
-  ASSERT_EQ(metrics->groups.size(), static_cast<std::size_t>(count + 1));
+  const lh::Metrics metrics = metrics_now();
+  ASSERT_EQ(metrics.groups.size(), static_cast<std::size_t>(count + 1));
   // Generous: a renewal per heartbeat and one more for a slow start.
   const auto most = static_cast<std::uint64_t>(elapsed / options.effective_heartbeat()) + 2;
-  for (const auto& g : metrics->groups) {
+  for (const auto& g : metrics.groups) {
     EXPECT_TRUE(g.leader) << g.group;
     EXPECT_GE(g.renewals_ok, 1u) << g.group;
     EXPECT_LE(g.renewals_ok, most) << g.group;
     EXPECT_EQ(g.renewals_failed, 0u) << g.group;
   }
+  const std::uint64_t renewals = renewed(metrics) - renewals_before;
+  EXPECT_GE(renewals, static_cast<std::uint64_t>(count)) << "two heartbeats";
+  EXPECT_LT(scripts * 4, renewals) << scripts << " scripts for " << renewals << " renewals";
   EXPECT_TRUE(fleet.events(0).revoked.empty());
   EXPECT_EQ(server.admin().get("leader:bulk-2999"), elector.instance_id());
-}
-
-// Renewals due in one turn leave as a few scripts of up to 64 groups, not a
-// script per group: the server runs far fewer scripts than there are
-// renewals, and every group is still renewed every heartbeat, none refused.
-TEST(Elector, RenewalsDueTogetherLeaveInBatchScripts) {
-  lh::test::RedisServer server;
-  Fleet fleet(server);
-  auto options = fast_options();
-  options.ttl = 3s;  // heartbeat 1 s
-  constexpr int count = 500;
-  for (int i = 0; i < count; ++i) options.groups.push_back("batch-" + std::to_string(i));
-  auto& elector = fleet.add(options);
-  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == count + 1; }, 30s));
-  const auto renewals = [&] {
-    std::optional<lh::Metrics> metrics;
-    elector.async_metrics([&](lh::Metrics m) { metrics = std::move(m); });
-    EXPECT_TRUE(run_until(fleet.io, [&] { return metrics.has_value(); }, 5s));
-    std::uint64_t ok = 0;
-    for (const auto& g : metrics->groups) {
-      EXPECT_EQ(g.renewals_failed, 0u) << g.group;
-      ok += g.renewals_ok;
-    }
-    return ok;
-  };
-  auto admin = server.admin();
-  const std::uint64_t renewals_before = renewals();
-  const std::uint64_t scripts_before = lh::test::script_calls(admin);
-  lh::test::run_for(fleet.io, 3500ms);
-  const std::uint64_t renewed = renewals() - renewals_before;
-  const std::uint64_t scripts = lh::test::script_calls(admin) - scripts_before;
-  EXPECT_GE(renewed, static_cast<std::uint64_t>(2 * count)) << "three heartbeats";
-  EXPECT_LT(scripts * 4, renewed) << scripts << " scripts for " << renewed << " renewals";
-  EXPECT_TRUE(fleet.events(0).revoked.empty());
 }
 
 // With the server frozen, a thousand renewals wait for replies and the rest
