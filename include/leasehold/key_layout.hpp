@@ -60,8 +60,8 @@ class KeyLayout {
   std::string release_pattern() const;
   /// What a release notice says: views into the channel or the message.
   struct ReleaseNotice {
-    std::string_view group;
-    std::string_view releaser;
+    std::string_view group;     ///< the group whose lease was released
+    std::string_view releaser;  ///< the instance id that released it
   };
   /// Reads `message`, received on `channel`, as a release notice of a group
   /// under this prefix; nullopt for anything else.
