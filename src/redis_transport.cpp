@@ -51,14 +51,20 @@ RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string
   commands_.preload(hand_over_script(settings.notices));
 }
 
-void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
-  if (command == Command::renew) return queue_renewal(g, seq, replies);
+// The handler of one group's script: its answer, after a WAIT in confirm
+// mode when the script took or extended the lease.
+auto RedisTransport::answer_for(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
   const bool confirming = settings_.confirm_replicas > 0 && command != Command::release;
-  auto answer = [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](
-                    error_code ec, redis::Reply reply, redis::Client* via) {
+  return [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](
+             error_code ec, redis::Reply reply, redis::Client* via) {
     if (confirming && !ec && lease_granted(reply)) return confirm(*g, command, seq, *r, std::move(reply), via);
     r->on_lease_reply(*g, command, seq, ec, reply, Replicated::not_asked, Clock::now());
   };
+}
+
+void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
+  if (command == Command::renew) return queue_renewal(g, seq, replies);
+  auto answer = answer_for(g, command, seq, replies);
   switch (command) {
     case Command::acquire: {
       const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
@@ -146,13 +152,8 @@ void RedisTransport::flush_renewals() {
 // lease still holds. A batch waits as long as its earliest lease.
 void RedisTransport::renew_one(const Renewal& r) {
   GroupState& g = *r.group;
-  auto answer = [this, owner = owner_.lock(), r](error_code ec, redis::Reply reply, redis::Client* via) {
-    if (settings_.confirm_replicas > 0 && !ec && lease_granted(reply)) {
-      return confirm(*r.group, Command::renew, r.seq, *r.replies, std::move(reply), via);
-    }
-    r.replies->on_lease_reply(*r.group, Command::renew, r.seq, ec, reply, Replicated::not_asked, Clock::now());
-  };
-  commands_.eval(renew_script(), g.lease_arguments, g.key, std::move(answer), g.machine.deadline());
+  commands_.eval(renew_script(), g.lease_arguments, g.key, answer_for(g, Command::renew, r.seq, *r.replies),
+                 g.machine.deadline());
 }
 
 void RedisTransport::renew_many(std::vector<Renewal> renewals) {

@@ -55,6 +55,7 @@ class RedisTransport final : public LeaseTransport {
     std::uint16_t slot;  // 0 on a server
   };
   struct Batch;
+  auto answer_for(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies);
   void queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies);
   void flush_renewals();
   void renew_one(const Renewal& r);

@@ -5,11 +5,11 @@
 // killed (with and without confirm mode), a manual failover, and a shard
 // with no master (CLUSTERDOWN everywhere).
 
-#include "cluster/key_slot.hpp"
 #include "support/admin_client.hpp"
 #include "support/cluster_topology.hpp"
 #include "support/elector_fixture.hpp"
 #include "support/node_probe.hpp"
+#include "support/slot_names.hpp"
 
 #include <leasehold/leasehold.hpp>
 
@@ -32,7 +32,6 @@
 namespace {
 
 using namespace std::chrono_literals;
-namespace cluster = leasehold::cluster::detail;
 using leasehold::ElectorOptions;
 using leasehold::RedisOptions;
 using leasehold::test::ClusterTopology;
@@ -208,15 +207,9 @@ TEST(ClusterElector, AStepDownIsHeardOnTheGroupsShardChannel) {
   }
 }
 
-// Names "s<i>" whose keys share one slot: the first `count` found.
+// Names "s<i>" whose keys (under the "cl:" prefix) share one slot.
 std::vector<std::string> names_in_one_slot(std::size_t count) {
-  std::map<std::uint16_t, std::vector<std::string>> by_slot;
-  for (int i = 0;; ++i) {
-    std::string name = "s" + std::to_string(i);
-    auto& same = by_slot[cluster::key_slot("cl:{" + name + "}")];
-    same.push_back(std::move(name));
-    if (same.size() == count) return same;
-  }
+  return leasehold::test::names_in_one_slot(count, [](const std::string& name) { return "cl:{" + name + "}"; });
 }
 
 // The groups of one slot share its release channel: a step-down there is

@@ -3,8 +3,8 @@
 #include "lease_model.hpp"
 
 #include <chaos/checker.hpp>
-#include <cluster/key_slot.hpp>
 #include <elector_core.hpp>
+#include <support/slot_names.hpp>
 
 #include <fmt/format.h>
 
@@ -24,17 +24,6 @@ using detail::Command;
 using detail::GroupState;
 using detail::TimePoint;
 using Ms = std::chrono::milliseconds;
-
-// `count` group names whose lease keys share one Cluster slot.
-std::vector<std::string> names_in_one_slot(const KeyLayout& layout, int count) {
-  std::map<std::uint16_t, std::vector<std::string>> by_slot;
-  for (int i = 0;; ++i) {
-    std::string name = fmt::format("s{}", i);
-    auto& same = by_slot[cluster::detail::key_slot(layout.lease_key(name))];
-    same.push_back(std::move(name));
-    if (same.size() == static_cast<std::size_t>(count)) return same;
-  }
-}
 
 // Simulated time starts far from the clock's epoch (a zero deadline means
 // "none" to the elector).
@@ -311,7 +300,9 @@ World::World(const Config& config)
   options_.retry_interval = Ms(config_.retry_ms);
   options_.empty_restart_guard = config_.empty_restart_guard;
   if (config_.hash_tagged) {
-    options_.groups = names_in_one_slot(KeyLayout(options_.key_prefix, form()), config_.groups);
+    const KeyLayout layout(options_.key_prefix, form());
+    options_.groups = test::names_in_one_slot(static_cast<std::size_t>(config_.groups),
+                                              [&](const std::string& name) { return layout.lease_key(name); });
   } else {
     for (int g = 1; g <= config_.groups; ++g) options_.groups.push_back(fmt::format("g{}", g));
   }
