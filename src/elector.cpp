@@ -454,10 +454,22 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     if (audit_) audit_(event);
   }
 
+  // Wakes fire on whole milliseconds: thousands of groups wake at thousands
+  // of instants a second, and each expiry costs a timer syscall and a turn.
+  // At most 1 ms late; a term's end does not wait for it (is_leader() reads
+  // the published deadline).
   void arm_timer(TimePoint at) override {
-    timer_.expires_at(at);
-    timer_.async_wait(asio::bind_executor(strand_, [self = shared_from_this(), at](error_code ec) {
-      if (!ec) self->core_.timer_expired(at, Clock::now());
+    const TimePoint fires_at = std::chrono::ceil<std::chrono::milliseconds>(at);
+    timer_wanted_ = at;
+    if (timer_armed_ && fires_at == timer_fires_at_) return;
+    timer_armed_ = true;
+    timer_fires_at_ = fires_at;
+    timer_.expires_at(fires_at);
+    timer_.async_wait(asio::bind_executor(strand_, [self = shared_from_this(), fires_at](error_code ec) {
+      // An expiry already queued when the timer was moved still runs.
+      if (ec || !self->timer_armed_ || self->timer_fires_at_ != fires_at) return;
+      self->timer_armed_ = false;
+      self->core_.timer_expired(self->timer_wanted_, Clock::now());
     }));
   }
 
@@ -470,6 +482,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     notices_up_.store(false, std::memory_order_relaxed);
     stop_timer_.cancel();
     timer_.cancel();
+    timer_armed_ = false;
     pulse_timer_.cancel();
     for (GroupState* g : core_.groups()) {
       for (auto& h : g->take_step_down_waiters()) complete_later(strand_, std::move(h), make_error_code(errc::stopped));
@@ -505,6 +518,9 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   // Strand only.
   Elector::AuditHandler audit_;
   asio::steady_timer timer_;
+  TimePoint timer_wanted_{};    // the wake the core asked for last (arm_timer)
+  TimePoint timer_fires_at_{};  // ... rounded up: when timer_ expires
+  bool timer_armed_ = false;
   asio::steady_timer stop_timer_;
   asio::steady_timer pulse_timer_;
   std::vector<VoidHandler> stop_waiters_;

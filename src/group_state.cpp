@@ -1,5 +1,7 @@
 #include "group_state.hpp"
 
+#include "cluster/key_slot.hpp"
+
 #include <algorithm>
 
 namespace leasehold::detail {
@@ -40,7 +42,8 @@ GroupState::GroupState(std::string_view group, const GroupContext& context)
       name(name_in(key, context.layout, group.size())),
       lease_arguments(lease_arguments_of(context, group, key)),
       machine(context.timing, context.instance_id, context.options.priority_of(group)),
-      flag(std::make_shared<LeaderFlag>()) {}
+      flag(std::make_shared<LeaderFlag>()),
+      slot(context.layout.form() == KeyLayout::Form::hash_tagged ? cluster::detail::key_slot(key) : 0) {}
 
 Duration GroupState::heartbeat_lag(TimePoint now) const noexcept {
   if (!flag->leading(now)) return Duration::zero();

@@ -92,7 +92,7 @@ struct GroupState {
   // together when their renewals are close (ElectorCore); null elsewhere.
   const std::vector<GroupState*>* slot_groups = nullptr;
   TimePoint wake_at{};               // when the wake scheduler wakes this group
-  std::size_t wake_slot = unqueued;  // its place in that scheduler's queue
+  std::uint32_t wake_id = no_wake_id;  // its name in that scheduler's queue
   error_code last_error;        // the last reported error: a repeating one is reported once
   std::int64_t last_token = 0;  // token of this instance's last term
 
@@ -138,6 +138,7 @@ struct GroupState {
   bool begun = false;
   bool in_term = false;                 // elected, and the term not yet ended
   bool first_acquire_answered = false;  // reclaim_on_restart applies before this only
+  const std::uint16_t slot;             // the keys' slot on a cluster, else 0
 
   /// How late this group's renewal is at `now` (any thread).
   Duration heartbeat_lag(TimePoint now) const noexcept;

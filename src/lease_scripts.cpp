@@ -121,7 +121,7 @@ const redis::Script& renew_script() {
 
 const redis::Script& renew_batch_script() {
   static const redis::Script script(std::string(renew_function).append(R"lua(local answers = {}
-for i = 1, #KEYS, 3 do answers[#answers + 1] = renew(KEYS[i], KEYS[i + 1], KEYS[i + 2]) end
+for i = 1, #KEYS, 4 do answers[#answers + 1] = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3]) end
 return answers
 )lua"));
   return script;

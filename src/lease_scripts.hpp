@@ -12,6 +12,7 @@
 
 #include <leasehold/redis/script.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace leasehold::detail {
@@ -46,11 +47,12 @@ const redis::Script& guarded_acquire_script(bool take_over = false);
 /// common answers are integers: no array to allocate per renewal.
 const redis::Script& renew_script();
 
-/// Renews several groups in one call. KEYS: the lease, holder record and bid
-/// of each group in turn (three per group; on a cluster all in one slot).
-/// ARGV: instance id, ttl in ms, incarnation. Answers an array: each group's
-/// renew_script() answer, in order.
+/// Renews several groups in one call. KEYS: each group's four keys in turn,
+/// as renew_script() takes them (the counter key unused; on a cluster all in
+/// one slot). ARGV: instance id, ttl in ms, incarnation. Answers an array:
+/// each group's renew_script() answer, in order.
 const redis::Script& renew_batch_script();
+inline constexpr std::size_t renew_batch_keys_per_group = 4;
 
 /// How a release notice is sent: PUBLISH (one server, Sentinel) or SPUBLISH
 /// to the group's shard channel (Redis Cluster).

@@ -99,17 +99,15 @@ void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, 
                     });
 }
 
-// The keys of a batch (three per group) and their encoding, kept until the
-// answer: a NOSCRIPT resends them.
+// The renewals of a batch and their arguments, kept until the answer: a
+// NOSCRIPT resends them.
 struct RedisTransport::Batch {
   std::vector<Renewal> renewals;
-  std::string keys;
   std::optional<redis::ScriptArguments> arguments;
 };
 
 void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies) {
-  const std::uint16_t slot = commands_.is_cluster() ? cluster::detail::key_slot(g.key) : 0;
-  renewals_.push_back({&g, seq, &replies, slot});
+  renewals_.push_back({&g, seq, &replies, g.slot});
   if (renewals_.size() > 1) return;
   boost::asio::post(commands_.executor(), [this, owner = owner_.lock()] { flush_renewals(); });
 }
@@ -120,7 +118,9 @@ void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplie
 void RedisTransport::flush_renewals() {
   std::vector<Renewal> queued;
   queued.swap(renewals_);  // answers below may queue renewals for the next flush
-  std::stable_sort(queued.begin(), queued.end(), [](const Renewal& a, const Renewal& b) { return a.slot < b.slot; });
+  if (commands_.is_cluster()) {
+    std::sort(queued.begin(), queued.end(), [](const Renewal& a, const Renewal& b) { return a.slot < b.slot; });
+  }
   const auto awaited = [](const Renewal& r) {
     return r.group->machine.in_flight() == Command::renew && r.group->machine.in_flight_seq() == r.seq;
   };
@@ -156,30 +156,18 @@ void RedisTransport::renew_one(const Renewal& r) {
                  g.machine.deadline());
 }
 
+// The batch's keys are the groups' own lease keys, already encoded.
 void RedisTransport::renew_many(std::vector<Renewal> renewals) {
   auto batch = std::make_shared<Batch>();
   batch->renewals = std::move(renewals);
-  std::size_t bytes = 0;
-  for (const Renewal& r : batch->renewals) {
-    bytes += 3 * r.group->key.size() + KeyLayout::holder_suffix.size() + KeyLayout::bid_suffix.size();
-  }
-  batch->keys.reserve(bytes);
   std::optional<TimePoint> until;
-  std::vector<std::pair<std::size_t, std::size_t>> spans;  // offset, size of each key in `keys`
-  spans.reserve(3 * batch->renewals.size());
+  batch_parts_.clear();
   for (const Renewal& r : batch->renewals) {
-    const std::string& key = r.group->key;
-    for (const std::string_view suffix : {std::string_view{}, KeyLayout::holder_suffix, KeyLayout::bid_suffix}) {
-      spans.emplace_back(batch->keys.size(), key.size() + suffix.size());
-      batch->keys.append(key).append(suffix);
-    }
+    batch_parts_.push_back(&r.group->lease_arguments);
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
-  std::vector<std::string_view> keys;
-  keys.reserve(spans.size());
-  for (const auto& [offset, size] : spans) keys.emplace_back(batch->keys.data() + offset, size);
-  batch->arguments.emplace(keys, std::span<const std::string_view>{}, &renew_argv_);
-  commands_.eval(renew_batch_script(), *batch->arguments, keys.front(),
+  batch->arguments.emplace(redis::ScriptArguments::keys_of(batch_parts_, &renew_argv_));
+  commands_.eval(renew_batch_script(), *batch->arguments, batch->renewals.front().group->key,
                  [this, owner = owner_.lock(), batch](error_code ec, redis::Reply reply, redis::Client* via) {
                    answer_batch(*batch, ec, reply, via);
                  },

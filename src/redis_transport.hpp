@@ -73,6 +73,7 @@ class RedisTransport final : public LeaseTransport {
   const redis::SharedArguments renew_argv_;  // ARGV of renew_batch_script()
   std::weak_ptr<void> owner_;
   std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
+  std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
   /// the same connection (`via`), then answer with the replicas' verdict.

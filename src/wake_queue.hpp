@@ -5,6 +5,7 @@
 // entries cost memory per group; see docs/performance.md).
 
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -12,60 +13,75 @@
 
 namespace leasehold::detail {
 
-/// The `wake_slot` of an item that is not queued.
-inline constexpr std::size_t unqueued = std::numeric_limits<std::size_t>::max();
+/// The `wake_id` of an item the queue has never seen.
+inline constexpr std::uint32_t no_wake_id = std::numeric_limits<std::uint32_t>::max();
 
 // T has `wake_at` (ordered; call set() again after changing it) and
-// `wake_slot` (std::size_t, owned by the queue, initially `unqueued`).
+// `wake_id` (std::uint32_t, owned by the queue, initially `no_wake_id`).
+// Items must stay where they are while the queue lives.
 //
-// Each entry keeps a copy of its item's wake_at beside the pointer, so that
-// sifting compares entries of the heap's own array instead of reading every
-// item it passes: with 100,000 groups the items are spread over tens of MB
-// and each read was a cache miss (a quarter of the elector's CPU in the
-// cluster scale run). Entries move into a hole instead of being swapped, so
-// each level writes one item's wake_slot.
+// The heap and each item's place in it live in the queue's own compact
+// arrays: sifting neither reads nor writes the items, which with 100,000
+// groups are spread over tens of MB (a cache miss each; a tenth of the
+// elector's CPU in the cluster scale run when the place was in the item).
 template <typename T>
 class WakeQueue {
  public:
   bool empty() const noexcept { return heap_.empty(); }
-  T& top() const noexcept { return *heap_.front().item; }
+  T& top() const noexcept { return *items_[heap_.front().id]; }
+  bool queued(const T& item) const noexcept { return item.wake_id != no_wake_id && slots_[item.wake_id] != unqueued; }
 
   /// Queues `item` at `item.wake_at`, or moves it there if already queued.
   void set(T& item) {
-    if (item.wake_slot == unqueued) {
-      heap_.push_back({item.wake_at, &item});
-      return place(heap_.size() - 1);
+    if (item.wake_id == no_wake_id) {
+      item.wake_id = static_cast<std::uint32_t>(items_.size());
+      items_.push_back(&item);
+      slots_.push_back(unqueued);
     }
-    heap_[item.wake_slot].at = item.wake_at;
-    place(item.wake_slot);
+    const std::uint32_t slot = slots_[item.wake_id];
+    if (slot == unqueued) {
+      const std::size_t end = heap_.size();
+      heap_.push_back({item.wake_at, item.wake_id});
+      return place(end);
+    }
+    heap_[slot].at = item.wake_at;
+    place(slot);
   }
 
   void remove(T& item) {
-    const std::size_t slot = item.wake_slot;
-    if (slot == unqueued) return;
-    item.wake_slot = unqueued;
-    const Entry last = heap_.back();
+    if (!queued(item)) return;
+    const std::uint32_t slot = std::exchange(slots_[item.wake_id], unqueued);
+    const std::size_t last = heap_.size() - 1;
+    if (slot != last) heap_[slot] = heap_[last];
     heap_.pop_back();
-    if (last.item == &item) return;
-    heap_[slot] = last;
-    place(slot);
+    if (slot != last) place(slot);
   }
 
  private:
   using Key = std::remove_cvref_t<decltype(std::declval<T&>().wake_at)>;
+  static constexpr std::uint32_t unqueued = std::numeric_limits<std::uint32_t>::max();
   struct Entry {
     Key at;
-    T* item;
+    std::uint32_t id;
   };
 
+// GCC 12 loses track of heap_'s size after a push_back into an empty
+// vector and warns that put() writes into a region of size 0.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
   void put(std::size_t slot, const Entry& e) {
     heap_[slot] = e;
-    e.item->wake_slot = slot;
+    slots_[e.id] = static_cast<std::uint32_t>(slot);
   }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
-  // Moves the entry at `slot` up or down to where it belongs. (Moved up, it
-  // is before every entry below its new place, so the second loop stops at
-  // once.)
+  // Moves the entry at `slot` up or down to where it belongs (into a hole:
+  // each level writes one place). Moved up, it is before every entry below
+  // its new place, so the second loop stops at once.
   void place(std::size_t slot) {
     const Entry e = heap_[slot];
     while (slot > 0) {
@@ -87,6 +103,8 @@ class WakeQueue {
   }
 
   std::vector<Entry> heap_;
+  std::vector<T*> items_;             // by wake_id
+  std::vector<std::uint32_t> slots_;  // by wake_id: the item's place in heap_, or unqueued
 };
 
 }  // namespace leasehold::detail

@@ -13,7 +13,7 @@
 
 namespace leasehold::detail {
 
-// T has `wake_at` and `wake_slot` (see WakeQueue).
+// T has `wake_at` and `wake_id` (see WakeQueue).
 template <typename T>
 class WakeScheduler {
  public:

@@ -85,7 +85,7 @@ Error ReplyDecoder::reader_error() const {
 }
 
 void encode_command(std::string& out, std::span<const std::string_view> args) {
-  // redisFormatCommandArgv wants parallel arrays of pointers and lengths;
+  // hiredis wants parallel arrays of pointers and lengths;
   // lease scripts have a handful of arguments, so avoid the heap for them.
   constexpr std::size_t inline_args = 16;
   std::array<const char*, inline_args> argv_inline;
@@ -104,11 +104,13 @@ void encode_command(std::string& out, std::span<const std::string_view> args) {
     argv[i] = args[i].data();
     argvlen[i] = args[i].size();
   }
-  char* encoded = nullptr;
-  const int len = redisFormatCommandArgv(&encoded, static_cast<int>(args.size()), argv, argvlen);
+  // The sds variant formats lengths itself; redisFormatCommandArgv calls
+  // sprintf for each argument (a batch of renewals has hundreds).
+  sds encoded = nullptr;
+  const int len = redisFormatSdsCommandArgv(&encoded, static_cast<int>(args.size()), argv, argvlen);
   if (len < 0 || encoded == nullptr) throw std::bad_alloc();
   out.append(encoded, static_cast<std::size_t>(len));
-  redisFreeCommand(encoded);
+  redisFreeSdsCommand(encoded);
 }
 
 void ReplyDecoder::Deleter::operator()(State* state) const noexcept {

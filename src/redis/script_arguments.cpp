@@ -30,6 +30,49 @@ ScriptArguments::ScriptArguments(std::span<const std::string_view> keys, std::sp
   count_ = argv.size();
 }
 
+namespace {
+
+// The bulk string at `at` of an encoding of ours ("$<size>\r\n<bytes>\r\n"):
+// its contents, and where the next one starts.
+std::pair<std::string_view, std::size_t> bulk_at(std::string_view encoded, std::size_t at) {
+  const std::size_t eol = encoded.find('\r', at);
+  std::size_t size = 0;
+  std::from_chars(encoded.data() + at + 1, encoded.data() + eol, size);
+  return {encoded.substr(eol + 2, size), eol + 2 + size + 2};
+}
+
+}  // namespace
+
+std::pair<std::string_view, std::size_t> ScriptArguments::encoded_keys() const {
+  const auto [numkeys, first] = bulk_at(encoded_, 0);
+  std::size_t count = 0;
+  std::from_chars(numkeys.data(), numkeys.data() + numkeys.size(), count);
+  std::size_t end = first;
+  for (std::size_t i = 0; i < count; ++i) end = bulk_at(encoded_, end).second;
+  return {std::string_view(encoded_).substr(first, end - first), count};
+}
+
+ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
+                                         const SharedArguments* shared) {
+  std::vector<std::pair<std::string_view, std::size_t>> keys;
+  keys.reserve(parts.size());
+  std::size_t count = 0;
+  std::size_t bytes = 0;
+  for (const ScriptArguments* part : parts) {
+    keys.push_back(part->encoded_keys());
+    count += keys.back().second;
+    bytes += keys.back().first.size();
+  }
+  ScriptArguments out;
+  const std::string numkeys = std::to_string(count);
+  out.encoded_.reserve(bytes + numkeys.size() + 16);
+  out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
+  for (const auto& [encoded, n] : keys) out.encoded_.append(encoded);
+  out.count_ = 1 + count;
+  out.shared_ = shared;
+  return out;
+}
+
 void ScriptArguments::encode_call(std::string& out, const Script& script, bool by_body) const {
   std::array<char, 24> header;
   header[0] = '*';

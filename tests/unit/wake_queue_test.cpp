@@ -14,7 +14,7 @@ namespace {
 
 struct Item {
   std::int64_t wake_at = 0;
-  std::size_t wake_slot = leasehold::detail::unqueued;
+  std::uint32_t wake_id = leasehold::detail::no_wake_id;
   bool queued = false;  // the reference model
 };
 
@@ -56,7 +56,7 @@ TEST(WakeQueue, KeepsEveryItemOnceWithTheEarliestOnTop) {
           top.queued = false;
           --queued;
           queue.remove(top);
-          ASSERT_EQ(top.wake_slot, leasehold::detail::unqueued);
+          ASSERT_FALSE(queue.queued(top));
       }
       ASSERT_EQ(queue.empty(), queued == 0);
       if (!queue.empty()) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <vector>
 
 namespace {
@@ -16,7 +17,7 @@ using TimePoint = std::chrono::steady_clock::time_point;
 struct Item {
   int id = 0;
   TimePoint wake_at{};
-  std::size_t wake_slot = leasehold::detail::unqueued;
+  std::uint32_t wake_id = leasehold::detail::no_wake_id;
 };
 
 const TimePoint t0{std::chrono::seconds(1000)};

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace leasehold::redis {
 
@@ -37,11 +38,21 @@ class ScriptArguments {
   ScriptArguments(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                   const SharedArguments* shared = nullptr);
 
+  /// One call's arguments made of several calls' keys: KEYS are each part's
+  /// keys in turn (their own ARGV is dropped), ARGV is `shared`. For a
+  /// script that repeats one script's work for each part (the elector's
+  /// batched renewal). Copies the parts' encodings: nothing is formatted.
+  static ScriptArguments keys_of(std::span<const ScriptArguments* const> parts, const SharedArguments* shared);
+
   /// Appends the whole call to `out`: EVALSHA with the script's SHA1, or
   /// (`by_body`) EVAL with its body, which also reloads it after NOSCRIPT.
   void encode_call(std::string& out, const Script& script, bool by_body) const;
 
  private:
+  ScriptArguments() = default;
+  /// This call's keys, still encoded, and how many.
+  std::pair<std::string_view, std::size_t> encoded_keys() const;
+
   // RESP bulk strings of numkeys, the keys and the arguments (hiredis's
   // encoding without its array header, which depends on the verb's slots).
   std::string encoded_;
