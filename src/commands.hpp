@@ -15,6 +15,7 @@
 #include <leasehold/redis_options.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,23 +54,22 @@ class Commands {
   /// The counters of the connection (a cluster: of every node's, summed).
   ConnectionMetrics metrics(std::string name, std::chrono::steady_clock::time_point now) const;
 
-  /// The script with pre-encoded arguments whose keys all hash like
-  /// `first_key`. done(error_code, redis::Reply, redis::Client* via): as
+  /// The script with pre-encoded arguments whose keys are all in `slot`
+  /// (on a cluster; ignored on one server). done(error_code, redis::Reply, redis::Client* via): as
   /// redis::Client::async_eval, plus the connection that answered (nullptr
   /// when none did), for a WAIT on the same connection. On a cluster,
   /// TRYAGAIN and CLUSTERDOWN are retried until `retry_until` if that is
   /// later than retry_timeout (ClusterClient::async_eval).
   template <typename Done>
-  void eval(const redis::Script& script, const redis::ScriptArguments& arguments, std::string_view first_key,
-            Done done, std::optional<std::chrono::steady_clock::time_point> retry_until = {}) {
+  void eval(const redis::Script& script, const redis::ScriptArguments& arguments, std::uint16_t slot, Done done, std::optional<std::chrono::steady_clock::time_point> retry_until = {}) {
     if (server_) {
       return server_->async_eval(script, arguments,
                                  [done = std::move(done), via = &*server_](error_code ec, redis::Reply r) mutable {
                                    std::move(done)(ec, std::move(r), via);
                                  });
     }
-    cluster_->async_eval(cluster::detail::key_slot(first_key), script, arguments,
-                         cluster::detail::ClusterClient::EvalDone(std::move(done)), retry_until);
+    cluster_->async_eval(slot, script, arguments, cluster::detail::ClusterClient::EvalDone(std::move(done)),
+                         retry_until);
   }
   /// The same with keys and arguments given now (routed by keys[0]).
   template <typename Done>

@@ -22,7 +22,8 @@ const redis::SharedArguments& LeaseArgv::of(int priority) {
 namespace {
 
 // KEYS: the lease, its fencing counter, holder record and bid.
-redis::ScriptArguments lease_arguments_of(const GroupContext& c, std::string_view group, const std::string& key) {
+redis::ScriptArguments lease_arguments_of(const GroupContext& c, std::string_view group) {
+  const std::string key = c.layout.lease_key(group);
   const std::string token_key = c.layout.token_key(group);
   const std::string holder_key = c.layout.holder_key(group);
   const std::string bid_key = c.layout.bid_key(group);
@@ -38,9 +39,9 @@ std::string_view name_in(std::string_view key, const KeyLayout& layout, std::siz
 }  // namespace
 
 GroupState::GroupState(std::string_view group, const GroupContext& context)
-    : key(context.layout.lease_key(group)),
+    : lease_arguments(lease_arguments_of(context, group)),
+      key(lease_arguments.key(0)),
       name(name_in(key, context.layout, group.size())),
-      lease_arguments(lease_arguments_of(context, group, key)),
       machine(context.timing, context.instance_id, context.options.priority_of(group)),
       flag(std::make_shared<LeaderFlag>()),
       slot(context.layout.form() == KeyLayout::Form::hash_tagged ? cluster::detail::key_slot(key) : 0) {}

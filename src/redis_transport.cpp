@@ -68,10 +68,10 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
   switch (command) {
     case Command::acquire: {
       const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
-      return commands_.eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, g.key, std::move(answer));
+      return commands_.eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, g.slot, std::move(answer));
     }
     case Command::release: {
-      std::vector<std::string> keys{g.key, layout_.holder_key(g.name)};
+      std::vector<std::string> keys{std::string(g.key), layout_.holder_key(g.name)};
       std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
       if (const Bid* to = g.machine.hand_over_target()) {
         args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), ttl_ms_});
@@ -152,7 +152,7 @@ void RedisTransport::flush_renewals() {
 // lease still holds. A batch waits as long as its earliest lease.
 void RedisTransport::renew_one(const Renewal& r) {
   GroupState& g = *r.group;
-  commands_.eval(renew_script(), g.lease_arguments, g.key, answer_for(g, Command::renew, r.seq, *r.replies),
+  commands_.eval(renew_script(), g.lease_arguments, g.slot, answer_for(g, Command::renew, r.seq, *r.replies),
                  g.machine.deadline());
 }
 
@@ -167,7 +167,7 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals) {
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
   batch->arguments.emplace(redis::ScriptArguments::keys_of(batch_parts_, &renew_argv_));
-  commands_.eval(renew_batch_script(), *batch->arguments, batch->renewals.front().group->key,
+  commands_.eval(renew_batch_script(), *batch->arguments, batch->renewals.front().slot,
                  [this, owner = owner_.lock(), batch](error_code ec, redis::Reply reply, redis::Client* via) {
                    answer_batch(*batch, ec, reply, via);
                  },

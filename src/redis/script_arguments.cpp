@@ -52,6 +52,14 @@ std::pair<std::string_view, std::size_t> ScriptArguments::encoded_keys() const {
   return {std::string_view(encoded_).substr(first, end - first), count};
 }
 
+std::string_view ScriptArguments::key(std::size_t index) const {
+  const auto [keys, count] = encoded_keys();
+  if (index >= count) return {};
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < index; ++i) at = bulk_at(keys, at).second;
+  return bulk_at(keys, at).first;
+}
+
 ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
                                          const SharedArguments* shared) {
   std::vector<std::pair<std::string_view, std::size_t>> keys;

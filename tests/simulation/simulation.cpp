@@ -196,7 +196,7 @@ void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::Le
   pending_[tag] = Pending{&g, command, seq};
   last_to_server_ = std::max(t + world_.delay(), last_to_server_);
   const std::uint64_t epoch = epoch_;
-  const std::string key = g.key;
+  const std::string key(g.key);
   const std::string token_key = core_->layout().token_key(g.name);
   const std::string channel = core_->layout().release_channel(g.name);
   const std::int64_t ttl = std::chrono::duration_cast<Ms>(world_.timing().ttl).count();

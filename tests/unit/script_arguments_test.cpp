@@ -70,3 +70,37 @@ TEST(ScriptArguments, SharedTrailingArgumentsFollowTheOwnOnesAsIfEncodedTogether
   keys_only.encode_call(out, script, true);
   EXPECT_EQ(out, whole({"EVAL", script.body(), "2", keys[0], keys[1], "instance-1", "5000", "0123456789abcdef"}));
 }
+
+TEST(ScriptArguments, KeysAreReadBackAsGivenBinaryOnesToo) {
+  const std::string binary("k\r\n\0$3", 6);
+  const std::array<std::string_view, 3> keys{"leader:{g1}", binary, ""};
+  const std::array<std::string_view, 1> args{"not a key"};
+  const redis::ScriptArguments arguments(keys, args);
+  EXPECT_EQ(arguments.key(0), "leader:{g1}");
+  EXPECT_EQ(arguments.key(1), binary);
+  EXPECT_EQ(arguments.key(2), "");
+  EXPECT_EQ(arguments.key(3), "");  // past the keys: ARGV is not a key
+}
+
+TEST(ScriptArguments, KeysOfSeveralCallsEncodeAsTheWholeBatchCommand) {
+  const redis::Script script("return #KEYS");
+  const std::array<std::string_view, 2> shared_args{"instance-1", "5000"};
+  const redis::SharedArguments shared(shared_args);
+  const std::array<std::string_view, 1> own_args{"dropped"};
+  const std::array<std::string_view, 2> first_keys{"leader:{a}", "leader:{a}:holder"};
+  const std::array<std::string_view, 3> second_keys{"leader:{bb}", "leader:{bb}:holder", "leader:{bb}:bid"};
+  const redis::ScriptArguments first(first_keys, own_args, &shared);
+  const redis::ScriptArguments second(second_keys, {});
+  const std::array<const redis::ScriptArguments*, 2> parts{&first, &second};
+  const redis::ScriptArguments batch = redis::ScriptArguments::keys_of(parts, &shared);
+  std::string out;
+  batch.encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "5", first_keys[0], first_keys[1], second_keys[0], second_keys[1],
+                        second_keys[2], shared_args[0], shared_args[1]}));
+  EXPECT_EQ(batch.key(2), "leader:{bb}");
+
+  const redis::ScriptArguments none = redis::ScriptArguments::keys_of({}, nullptr);
+  out.clear();
+  none.encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0"}));
+}

@@ -38,6 +38,10 @@ class ScriptArguments {
   ScriptArguments(std::span<const std::string_view> keys, std::span<const std::string_view> args,
                   const SharedArguments* shared = nullptr);
 
+  /// KEYS[index + 1] as given (a view into this object; empty when there is
+  /// no such key).
+  std::string_view key(std::size_t index) const;
+
   /// One call's arguments made of several calls' keys: KEYS are each part's
   /// keys in turn (their own ARGV is dropped), ARGV is `shared`. For a
   /// script that repeats one script's work for each part (the elector's
