@@ -261,9 +261,7 @@ void ElectorCore::arm() {
 
 void ElectorCore::timer_expired(TimePoint armed_for, TimePoint now) {
   if (!wakes_.expired(armed_for)) return;
-  // The budget stops a group that keeps asking to be woken at once from
-  // holding the executor.
-  wakes_.fire(now, 2 * begun_.size() + 1, [&](GroupState& g) { apply(g, g.machine.on_timer(now), now); });
+  wakes_.fire(now, [&](GroupState& g) { apply(g, g.machine.on_timer(now), now); });
   arm();
 }
 

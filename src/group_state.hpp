@@ -4,6 +4,7 @@
 // report. Owned by the elector's registry for the elector's whole life.
 
 #include "lease_machine.hpp"
+#include "prefetch.hpp"
 #include "term_state.hpp"
 #include "wake_queue.hpp"
 
@@ -139,6 +140,12 @@ struct GroupState {
   std::uint32_t duplicate_ids = 0;   // episodes of another live process using our id
   Duration time_as_leader{};
   TimePoint leading_since{};
+
+  /// Starts loading what a renewal touches (the members before ended_term).
+  void prefetch() const noexcept {
+    detail::prefetch(this, static_cast<std::size_t>(reinterpret_cast<const char*>(&ended_term) -
+                                                    reinterpret_cast<const char*>(this)));
+  }
 
   /// How late this group's renewal is at `now` (any thread).
   Duration heartbeat_lag(TimePoint now) const noexcept;

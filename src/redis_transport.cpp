@@ -124,6 +124,7 @@ void RedisTransport::flush_renewals() {
   const auto awaited = [](const Renewal& r) {
     return r.group->machine.in_flight() == Command::renew && r.group->machine.in_flight_seq() == r.seq;
   };
+  for (const Renewal& r : queued) r.group->prefetch();
   std::vector<Renewal> batch;
   for (auto next = queued.begin(); next != queued.end();) {
     const std::uint16_t slot = next->slot;
@@ -179,6 +180,7 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals) {
 void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply,
                                   redis::Client* via) {
   const auto& renewals = batch.renewals;
+  for (const Renewal& r : renewals) r.group->prefetch();
   const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
   // Not one answer per group: no group's own answer can be told apart.
   if (!ec && !split) ec = make_error_code(errc::unexpected_reply);

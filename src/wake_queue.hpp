@@ -30,6 +30,8 @@ class WakeQueue {
  public:
   bool empty() const noexcept { return heap_.empty(); }
   T& top() const noexcept { return *items_[heap_.front().id]; }
+  /// top().wake_at, without touching the item.
+  auto top_at() const noexcept { return heap_.front().at; }
   bool queued(const T& item) const noexcept { return item.wake_id != no_wake_id && slots_[item.wake_id] != unqueued; }
 
   /// Queues `item` at `item.wake_at`, or moves it there if already queued.
@@ -50,12 +52,15 @@ class WakeQueue {
   }
 
   void remove(T& item) {
-    if (!queued(item)) return;
-    const std::uint32_t slot = std::exchange(slots_[item.wake_id], unqueued);
-    const std::size_t last = heap_.size() - 1;
-    if (slot != last) heap_[slot] = heap_[last];
-    heap_.pop_back();
-    if (slot != last) place(slot);
+    if (queued(item)) remove_at(slots_[item.wake_id]);
+  }
+
+  /// Removes the top item and returns it, without reading it (it is likely
+  /// not in cache yet).
+  T& pop() {
+    const std::uint32_t id = heap_.front().id;
+    remove_at(0);
+    return *items_[id];
   }
 
  private:
@@ -72,6 +77,14 @@ class WakeQueue {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
+  void remove_at(std::size_t slot) {
+    slots_[heap_[slot].id] = unqueued;
+    const std::size_t last = heap_.size() - 1;
+    if (slot != last) heap_[slot] = heap_[last];
+    heap_.pop_back();
+    if (slot != last) place(slot);
+  }
+
   void put(std::size_t slot, const Entry& e) {
     heap_[slot] = e;
     slots_[e.id] = static_cast<std::uint32_t>(slot);

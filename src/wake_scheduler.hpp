@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 namespace leasehold::detail {
 
@@ -33,7 +34,7 @@ class WakeScheduler {
   /// The caller arms it; nullopt: leave the timer as it is.
   std::optional<TimePoint> arm() {
     if (queue_.empty()) return std::nullopt;
-    const TimePoint next = queue_.top().wake_at;
+    const TimePoint next = queue_.top_at();
     if (armed_ && armed_at_ <= next) return std::nullopt;
     armed_ = true;
     armed_at_ = next;
@@ -49,17 +50,19 @@ class WakeScheduler {
   }
 
   /// Takes the groups due at `now`, at most per_turn of them, and calls
-  /// `wake(item)` for each. `limit` bounds the loop against a group that
-  /// keeps asking to be woken at once.
+  /// `wake(item)` for each. All are taken before the first is woken: their
+  /// state is asked for together (T::prefetch(), when it has one), one that
+  /// asks to be woken at once again waits for the next turn, and each taken
+  /// is woken even if an earlier one's wake moved it meanwhile.
   template <typename Wake>
-  void fire(TimePoint now, std::size_t limit, Wake&& wake) {
-    std::size_t handled = 0;
-    for (; limit > 0 && !queue_.empty(); --limit) {
-      T& item = queue_.top();
-      if (item.wake_at > now || handled++ == per_turn_) break;
-      queue_.remove(item);
-      wake(item);
+  void fire(TimePoint now, Wake&& wake) {
+    due_.clear();
+    while (due_.size() < per_turn_ && !queue_.empty() && queue_.top_at() <= now) {
+      T& item = queue_.pop();
+      if constexpr (requires { item.prefetch(); }) item.prefetch();
+      due_.push_back(&item);
     }
+    for (T* item : due_) wake(*item);
   }
 
   /// Forgets the armed timer (the caller cancelled it).
@@ -68,6 +71,7 @@ class WakeScheduler {
 
  private:
   WakeQueue<T> queue_;
+  std::vector<T*> due_;  // fire()'s, kept for its capacity
   std::size_t per_turn_;
   bool armed_ = false;
   TimePoint armed_at_{};

@@ -2,6 +2,8 @@
 #include <leasehold/redis/script.hpp>
 #include <leasehold/redis/script_arguments.hpp>
 
+#include "../prefetch.hpp"
+
 #include <array>
 #include <charconv>
 #include <string>
@@ -62,6 +64,7 @@ std::string_view ScriptArguments::key(std::size_t index) const {
 
 ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
                                          const SharedArguments* shared) {
+  for (const ScriptArguments* part : parts) detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::vector<std::pair<std::string_view, std::size_t>> keys;
   keys.reserve(parts.size());
   std::size_t count = 0;

@@ -50,12 +50,14 @@ TEST(WakeQueue, KeepsEveryItemOnceWithTheEarliestOnTop) {
           break;
         default:
           if (queue.empty()) break;
-          Item& top = queue.top();
+          const std::int64_t top_at = queue.top_at();
+          Item& top = step % 2 == 0 ? queue.pop() : queue.top();  // pop(), or remove() of the top
           ASSERT_TRUE(top.queued);
           ASSERT_EQ(top.wake_at, earliest(items)) << "seed " << seed << " step " << step;
+          ASSERT_EQ(top_at, top.wake_at);
           top.queued = false;
           --queued;
-          queue.remove(top);
+          if (step % 2 != 0) queue.remove(top);
           ASSERT_FALSE(queue.queued(top));
       }
       ASSERT_EQ(queue.empty(), queued == 0);

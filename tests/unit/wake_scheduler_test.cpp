@@ -46,7 +46,7 @@ TEST(WakeScheduler, FiresDueItemsInOrderAndLeavesTheRest) {
     s.set(items[i], t0 + std::chrono::milliseconds(10 * (5 - i)));
   }
   std::vector<int> fired;
-  s.fire(t0 + 30ms, 100, [&](Item& i) { fired.push_back(i.id); });
+  s.fire(t0 + 30ms, [&](Item& i) { fired.push_back(i.id); });
   EXPECT_EQ(fired, (std::vector<int>{4, 3, 2}));
   EXPECT_EQ(s.arm(), t0 + 40ms);
 }
@@ -56,25 +56,43 @@ TEST(WakeScheduler, APerTurnBudgetLeavesDueItemsForTheNextTurnArmedInThePast) {
   std::vector<Item> items(7);
   for (auto& i : items) s.set(i, t0);
   int fired = 0;
-  s.fire(t0 + 1ms, 100, [&](Item&) { ++fired; });
+  s.fire(t0 + 1ms, [&](Item&) { ++fired; });
   EXPECT_EQ(fired, 3);
   EXPECT_EQ(s.arm(), t0);  // still due: the timer fires again at once
-  s.fire(t0 + 1ms, 100, [&](Item&) { ++fired; });
-  s.fire(t0 + 1ms, 100, [&](Item&) { ++fired; });
+  s.fire(t0 + 1ms, [&](Item&) { ++fired; });
+  s.fire(t0 + 1ms, [&](Item&) { ++fired; });
   EXPECT_EQ(fired, 7);
   EXPECT_TRUE(s.empty());
 }
 
-TEST(WakeScheduler, AnItemThatAsksToBeWokenAtOnceCannotHoldTheTurn) {
+TEST(WakeScheduler, AnItemThatAsksToBeWokenAtOnceWaitsForTheNextTurn) {
   leasehold::detail::WakeScheduler<Item> s(1000);
   Item a{1};
   s.set(a, t0);
   int fired = 0;
-  s.fire(t0, 5, [&](Item& i) {
+  const auto wake_again_at_once = [&](Item& i) {
     ++fired;
-    s.set(i, t0);  // due again at once
+    s.set(i, t0);
+  };
+  s.fire(t0, wake_again_at_once);
+  EXPECT_EQ(fired, 1);
+  EXPECT_EQ(s.arm(), t0);  // the timer fires again at once: the next turn
+  s.fire(t0, wake_again_at_once);
+  EXPECT_EQ(fired, 2);
+}
+
+TEST(WakeScheduler, AWakeThatMovesAnotherDueItemLeavesItDueOnce) {
+  leasehold::detail::WakeScheduler<Item> s(16);
+  Item a{1}, b{2};
+  s.set(a, t0);
+  s.set(b, t0 + 1ms);
+  std::vector<int> fired;
+  s.fire(t0 + 1ms, [&](Item& i) {
+    fired.push_back(i.id);
+    if (i.id == 1) s.set(b, t0 + 50ms);  // as a renewal pulls its slot's groups along
   });
-  EXPECT_EQ(fired, 5);
+  EXPECT_EQ(fired, (std::vector<int>{1, 2}));  // b was taken before a's wake moved it
+  EXPECT_EQ(s.arm(), t0 + 50ms);
 }
 
 TEST(WakeScheduler, RemovingTheOnlyItemLeavesNothingToArm) {
