@@ -1,6 +1,7 @@
 #include "elector_core.hpp"
 
 #include "lease_replies.hpp"
+#include "prefetch.hpp"
 #include "quoted.hpp"
 
 #include <leasehold/log.hpp>
@@ -304,6 +305,7 @@ void ElectorCore::renew_slot_groups(GroupState& g, TimePoint now) {
   if (g.slot_groups == nullptr || renewing_slot_ || g.slot_groups->size() > most_scanned) return;
   renewing_slot_ = true;
   const Duration within = timing_.heartbeat_interval / 2;
+  for (const GroupState* other : *g.slot_groups) detail::prefetch(&other->machine, sizeof(LeaseMachine));
   for (GroupState* other : *g.slot_groups) {
     if (other != &g && other->machine.may_renew_early(now, within)) {
       apply(*other, other->machine.renew_early(now, within), now);

@@ -4,6 +4,8 @@
 // reply does) updates its one entry instead of adding another (stale
 // entries cost memory per group; see docs/performance.md).
 
+#include "prefetch.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -55,13 +57,16 @@ class WakeQueue {
     if (queued(item)) remove_at(slots_[item.wake_id]);
   }
 
-  /// Removes the top item and returns it, without reading it (it is likely
-  /// not in cache yet).
-  T& pop() {
+  /// Removes the top item and returns its wake_id, without reading the item
+  /// (item() finds it; it is likely not in cache yet).
+  std::uint32_t pop() {
     const std::uint32_t id = heap_.front().id;
     remove_at(0);
-    return *items_[id];
+    return id;
   }
+  T& item(std::uint32_t id) const noexcept { return *items_[id]; }
+  /// Starts loading item(id)'s address.
+  void prefetch_item(std::uint32_t id) const noexcept { detail::prefetch(&items_[id], sizeof(T*)); }
 
  private:
   using Key = std::remove_cvref_t<decltype(std::declval<T&>().wake_at)>;

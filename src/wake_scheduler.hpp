@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -57,12 +58,12 @@ class WakeScheduler {
   template <typename Wake>
   void fire(TimePoint now, Wake&& wake) {
     due_.clear();
-    while (due_.size() < per_turn_ && !queue_.empty() && queue_.top_at() <= now) {
-      T& item = queue_.pop();
-      if constexpr (requires { item.prefetch(); }) item.prefetch();
-      due_.push_back(&item);
+    while (due_.size() < per_turn_ && !queue_.empty() && queue_.top_at() <= now) due_.push_back(queue_.pop());
+    for (const std::uint32_t id : due_) queue_.prefetch_item(id);
+    if constexpr (requires(T& item) { item.prefetch(); }) {
+      for (const std::uint32_t id : due_) queue_.item(id).prefetch();
     }
-    for (T* item : due_) wake(*item);
+    for (const std::uint32_t id : due_) wake(queue_.item(id));
   }
 
   /// Forgets the armed timer (the caller cancelled it).
@@ -71,7 +72,7 @@ class WakeScheduler {
 
  private:
   WakeQueue<T> queue_;
-  std::vector<T*> due_;  // fire()'s, kept for its capacity
+  std::vector<std::uint32_t> due_;  // fire()'s wake_ids, kept for its capacity
   std::size_t per_turn_;
   bool armed_ = false;
   TimePoint armed_at_{};

@@ -65,20 +65,18 @@ std::string_view ScriptArguments::key(std::size_t index) const {
 ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
                                          const SharedArguments* shared) {
   for (const ScriptArguments* part : parts) detail::prefetch(part->encoded_.data(), part->encoded_.size());
-  std::vector<std::pair<std::string_view, std::size_t>> keys;
-  keys.reserve(parts.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
   for (const ScriptArguments* part : parts) {
-    keys.push_back(part->encoded_keys());
-    count += keys.back().second;
-    bytes += keys.back().first.size();
+    const auto [keys, n] = part->encoded_keys();
+    count += n;
+    bytes += keys.size();
   }
   ScriptArguments out;
   const std::string numkeys = std::to_string(count);
   out.encoded_.reserve(bytes + numkeys.size() + 16);
   out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
-  for (const auto& [encoded, n] : keys) out.encoded_.append(encoded);
+  for (const ScriptArguments* part : parts) out.encoded_.append(part->encoded_keys().first);
   out.count_ = 1 + count;
   out.shared_ = shared;
   return out;

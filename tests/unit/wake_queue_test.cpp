@@ -51,7 +51,7 @@ TEST(WakeQueue, KeepsEveryItemOnceWithTheEarliestOnTop) {
         default:
           if (queue.empty()) break;
           const std::int64_t top_at = queue.top_at();
-          Item& top = step % 2 == 0 ? queue.pop() : queue.top();  // pop(), or remove() of the top
+          Item& top = step % 2 == 0 ? queue.item(queue.pop()) : queue.top();  // pop(), or remove() of the top
           ASSERT_TRUE(top.queued);
           ASSERT_EQ(top.wake_at, earliest(items)) << "seed " << seed << " step " << step;
           ASSERT_EQ(top_at, top.wake_at);
