@@ -37,6 +37,7 @@ void LeaseMachine::enter_leader(Output& out, TimePoint sent_at, std::int64_t tok
   state_ = LeaseState::leader;
   term_started_ = sent_at;
   confirmed_at_ = sent_at;
+  renew_from_ = sent_at;
   token_ = token;
   out.elected = true;
   see_holder(out, id_);
@@ -418,18 +419,33 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, const Rene
       leave_leader(out, RevokeReason::renew_refused, LeaseState::candidate);
       next_attempt_ = now;  // see who holds it now, or take it if it is free
     } else if (reply.confirmed) {
-      confirmed_at_ = sent_at;  // settle() demotes if even this came too late
+      confirm_renewal(sent_at);  // settle() demotes if even this came too late
     }
     // Unconfirmed: the deadline stays; the renewal is due again at once, each
     // try paced by the replicas' wait (confirm_timeout).
   } else if (state_ == LeaseState::draining) {
     if (!reply.renewed) return settle(finish_drain(std::move(out), now), now);  // lost: nothing left to keep
-    if (reply.confirmed) confirmed_at_ = sent_at;
+    if (reply.confirmed) confirm_renewal(sent_at);
   } else if (state_ == LeaseState::candidate) {
     next_attempt_ = now;  // the term already ended; re-claim if the key is ours
   }
   if (reply.renewed && reply.bid) return consider_bid(std::move(out), *reply.bid, now);
   return settle(out, now);
+}
+
+// The lease counts from the send instant, always. The schedule: a renewal
+// sent a little late (a busy executor; the driver's whole-millisecond
+// wakes) keeps it, the next falling due one heartbeat after this one was
+// due. Counted from the late send instead, groups woken together would
+// share that instant from then on, and at 100,000 groups they drift into
+// ever larger bursts. Renewing sooner than the lease needs is always safe.
+// An early renewal (renew_early: a slot's groups renewing together) or a
+// much later one (retries) starts the schedule anew.
+void LeaseMachine::confirm_renewal(TimePoint sent_at) {
+  const TimePoint due = renewal_due();
+  confirmed_at_ = sent_at;
+  const bool slightly_late = sent_at >= due && sent_at - due < timing_.heartbeat_interval / 4;
+  renew_from_ = slightly_late ? due : sent_at;
 }
 
 // Only a strictly higher priority takes the lease: equals never flap. A

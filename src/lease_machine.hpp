@@ -184,14 +184,17 @@ class LeaseMachine {
   const Bid* hand_over_target() const noexcept {
     return rare_ && rare_->hand_over_to ? &*rare_->hand_over_to : nullptr;
   }
-  /// When the leader renews next: one heartbeat after the last confirmation.
-  TimePoint renewal_due() const noexcept { return confirmed_at_ + timing_.heartbeat_interval; }
+  /// When the leader renews next: one heartbeat after the last confirmation,
+  /// or after the instant it was due when it was sent a little late.
+  TimePoint renewal_due() const noexcept { return renew_from_ + timing_.heartbeat_interval; }
 
  private:
   Output send(Output out, Command command, TimePoint now);
   /// The instant a reply's lease counts from: the send instant of the command.
   TimePoint confirming_instant(TimePoint reply_instant) const;
   Output settle(Output out, TimePoint now);
+  /// A renewal sent at `sent_at` was confirmed.
+  void confirm_renewal(TimePoint sent_at);
   void enter_leader(Output& out, TimePoint sent_at, std::int64_t token);
   void leave_leader(Output& out, RevokeReason reason, LeaseState next);
   void see_holder(Output& out, std::string_view holder);
@@ -232,6 +235,7 @@ class LeaseMachine {
 
   TimePoint term_started_{};     // send instant of the acquire that began the term
   TimePoint confirmed_at_{};     // send instant of the last confirming command
+  TimePoint renew_from_{};       // the next renewal is due one heartbeat after this
   TimePoint next_attempt_{};     // candidate: when to try to acquire
   TimePoint hold_until_{};       // after step_down: no campaign before this
   TimePoint drain_until_{};      // draining: release by then whatever still runs

@@ -342,6 +342,39 @@ TEST_F(LeaseMachineTest, AnEarlyRenewalWithinTheWindowCountsFromItsSendInstant) 
   EXPECT_EQ(m.token(), kToken);
 }
 
+// A timer a little late (a busy executor, the driver's whole milliseconds)
+// must not move the schedule: groups woken together would renew together
+// from then on and drift into bursts. The deadline still counts from the
+// send instant; only the next renewal comes sooner.
+TEST_F(LeaseMachineTest, ARenewalSentALittleLateKeepsTheScheduleButNotItsDeadline) {
+  lead();
+  for (std::uint64_t seq = 2; seq < 6; ++seq) {
+    const TimePoint due = kT0 + static_cast<int>(seq - 1) * kHeartbeat;
+    advance_to(due + 3ms);
+    const TimePoint deadline = m.deadline().value();
+    EXPECT_OUT(timer(), .send = Command::renew, .seq = seq, .wake = deadline);
+    const TimePoint sent = now;
+    advance(20ms);
+    EXPECT_OUT(renewed(seq), .wake = due + kHeartbeat);
+    expect_leader(sent);
+  }
+}
+
+TEST_F(LeaseMachineTest, ARenewalSentMuchLaterOrEarlyStartsTheScheduleAnew) {
+  lead();
+  advance_to(kT0 + kHeartbeat + kHeartbeat / 4);  // a quarter heartbeat late: a retry, not jitter
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = kT0 + kLease);
+  TimePoint sent = now;
+  advance(20ms);
+  EXPECT_OUT(renewed(2), .wake = sent + kHeartbeat);
+  advance_to(sent + kHeartbeat - 100ms);
+  EXPECT_OUT(m.renew_early(now, 200ms), .send = Command::renew, .seq = 3, .wake = sent + kLease);
+  sent = now;
+  advance(20ms);
+  EXPECT_OUT(renewed(3), .wake = sent + kHeartbeat);
+  expect_leader(sent);
+}
+
 TEST_F(LeaseMachineTest, OnlyALeaderRenewsEarly) {
   campaign();
   EXPECT_FALSE(m.may_renew_early(now, kHeartbeat)) << "acquire in flight";
@@ -1105,7 +1138,8 @@ TEST_F(LeaseMachineTest, UnconfirmedRenewalKeepsTheDeadlineAndRenewsAgainAtOnce)
   expect_leader(kT0);  // the deadline did not move
   const TimePoint resent = now;
   advance(100ms);
-  EXPECT_OUT(renewed(3), .wake = resent + kHeartbeat);
+  // Resent 100 ms after it was due: the schedule stays, the deadline moves.
+  EXPECT_OUT(renewed(3), .wake = kT0 + 2 * kHeartbeat);
   expect_leader(resent);
   EXPECT_EQ(m.token(), kToken) << "the same term throughout";
 }
@@ -1593,7 +1627,7 @@ TEST_F(LeaseMachineTest, ALeaderKeepsItsTermAcrossASwitchAndRenewsAtOnceOnTheNew
   EXPECT_OUT(connected(), .send = Command::renew, .seq = 3, .wake = kT0 + kLease);
   const TimePoint sent = now;
   advance(2ms);
-  EXPECT_OUT(renewed(3), .wake = sent + kHeartbeat);
+  EXPECT_OUT(renewed(3), .wake = kT0 + 2 * kHeartbeat);  // sent 45 ms after it was due: the schedule stays
   expect_leader(sent);
   EXPECT_EQ(m.token(), kToken) << "the same term";
 }
