@@ -55,13 +55,15 @@ class Commands {
   ConnectionMetrics metrics(std::string name, std::chrono::steady_clock::time_point now) const;
 
   /// The script with pre-encoded arguments whose keys are all in `slot`
-  /// (on a cluster; ignored on one server). done(error_code, redis::Reply, redis::Client* via): as
+  /// (on a cluster; ignored on one server).
+  /// done(error_code, redis::Reply, redis::Client* via): as
   /// redis::Client::async_eval, plus the connection that answered (nullptr
   /// when none did), for a WAIT on the same connection. On a cluster,
   /// TRYAGAIN and CLUSTERDOWN are retried until `retry_until` if that is
   /// later than retry_timeout (ClusterClient::async_eval).
   template <typename Done>
-  void eval(const redis::Script& script, const redis::ScriptArguments& arguments, std::uint16_t slot, Done done, std::optional<std::chrono::steady_clock::time_point> retry_until = {}) {
+  void eval(const redis::Script& script, const redis::ScriptArguments& arguments, std::uint16_t slot, Done done,
+            std::optional<std::chrono::steady_clock::time_point> retry_until = {}) {
     if (server_) {
       return server_->async_eval(script, arguments,
                                  [done = std::move(done), via = &*server_](error_code ec, redis::Reply r) mutable {

@@ -209,7 +209,10 @@ class FakeLeaseServer {
     if (f != Fault::none && (!renew_fault_only || renew || renew_batch)) return faulty(f, name);
     if (acquire) return run_acquire(a[argv], std::stoll(a[argv + 1]));
     if (renew) return run_renew(a[argv], std::stoll(a[argv + 1]));
-    if (renew_batch) return run_renew_batch(std::stoul(a[2]) / lh::detail::renew_batch_keys_per_group, a[argv], std::stoll(a[argv + 1]));
+    if (renew_batch) {
+      return run_renew_batch(std::stoul(a[2]) / lh::detail::renew_batch_keys_per_group, a[argv],
+                             std::stoll(a[argv + 1]));
+    }
     return run_release(a[argv]);
   }
 

@@ -81,7 +81,7 @@ TEST(WakeScheduler, AnItemThatAsksToBeWokenAtOnceWaitsForTheNextTurn) {
   EXPECT_EQ(fired, 2);
 }
 
-TEST(WakeScheduler, AWakeThatMovesAnotherDueItemLeavesItDueOnce) {
+TEST(WakeScheduler, AnItemTakenIsWokenEvenIfAnEarlierWakeMovedItLater) {
   leasehold::detail::WakeScheduler<Item> s(16);
   Item a{1}, b{2};
   s.set(a, t0);
