@@ -40,6 +40,11 @@ class Commands {
   redis::Client* server() noexcept { return server_ ? &*server_ : nullptr; }
   const redis::Client* server() const noexcept { return server_ ? &*server_ : nullptr; }
   const RedisOptions& options() const noexcept;
+  /// On a cluster, the master that serves `slot` as far as the slot map
+  /// knows (nullptr: none, or one server).
+  const cluster::detail::ClusterNode* master_of(std::uint16_t slot) const noexcept {
+    return cluster_ ? cluster_->master_of(slot) : nullptr;
+  }
   boost::asio::any_io_executor executor() const { return server_ ? server_->get_executor() : cluster_->get_executor(); }
   /// For logs: the server, the sentinels or the seeds (never a password).
   std::string describe() const { return options().to_string(); }

@@ -6,7 +6,7 @@
 #include "lease_machine.hpp"
 #include "prefetch.hpp"
 #include "term_state.hpp"
-#include "wake_queue.hpp"
+#include "wake_wheel.hpp"
 
 #include <leasehold/elector.hpp>
 #include <leasehold/error.hpp>
@@ -92,7 +92,7 @@ struct GroupState {
   // together when their renewals are close (ElectorCore); null elsewhere.
   const std::vector<GroupState*>* slot_groups = nullptr;
   TimePoint wake_at{};                 // when the wake scheduler wakes this group
-  std::uint32_t wake_id = no_wake_id;  // its name in that scheduler's queue
+  std::uint32_t wake_id = no_wake_id;  // its name in that scheduler's wheel
   const std::uint16_t slot;            // the keys' slot on a cluster, else 0
   bool begun = false;
   bool in_term = false;                 // elected, and the term not yet ended

@@ -127,6 +127,20 @@ return answers
   return script;
 }
 
+const redis::Script& renew_node_script() {
+  static const redis::Script script(std::string("#!lua flags=allow-cross-slot-keys\n")
+                                        .append(renew_function)
+                                        .append(R"lua(local answers = {}
+for i = 4, #ARGV, 4 do
+  local ok, answer = pcall(renew, ARGV[i], ARGV[i + 2], ARGV[i + 3])
+  if not ok then answer = {err = type(answer) == 'table' and answer.err or tostring(answer)} end
+  answers[#answers + 1] = answer
+end
+return answers
+)lua"));
+  return script;
+}
+
 namespace {
 
 // The notice goes out with PUBLISH (the message: the releaser's id), or on

@@ -118,7 +118,8 @@ void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplie
 void RedisTransport::flush_renewals() {
   std::vector<Renewal> queued;
   queued.swap(renewals_);  // answers below may queue renewals for the next flush
-  if (commands_.is_cluster()) {
+  const bool cluster = commands_.is_cluster();
+  if (cluster) {
     std::sort(queued.begin(), queued.end(), [](const Renewal& a, const Renewal& b) { return a.slot < b.slot; });
   }
   const auto awaited = [](const Renewal& r) {
@@ -127,8 +128,14 @@ void RedisTransport::flush_renewals() {
   for (const Renewal& r : queued) r.group->prefetch();
   std::vector<Renewal> batch;
   for (auto next = queued.begin(); next != queued.end();) {
+    // One server's renewals all go together; a cluster's, those of one
+    // node (of one slot, where the node cannot take a cross-slot script).
     const std::uint16_t slot = next->slot;
-    for (; next != queued.end() && next->slot == slot && batch.size() < max_batch; ++next) {
+    const cluster::detail::ClusterNode* node = node_batches_ ? commands_.master_of(slot) : nullptr;
+    const auto together = [&](const Renewal& r) {
+      return !cluster || r.slot == slot || (node != nullptr && commands_.master_of(r.slot) == node);
+    };
+    for (; next != queued.end() && together(*next) && batch.size() < max_batch; ++next) {
       if (awaited(*next)) {
         batch.push_back(*next);
       } else {
@@ -138,7 +145,7 @@ void RedisTransport::flush_renewals() {
       }
     }
     if (batch.size() == 1) renew_one(batch.front());
-    if (batch.size() > 1) renew_many(std::move(batch));
+    if (batch.size() > 1) renew_many(std::move(batch), batch.front().slot != batch.back().slot);
     batch.clear();
   }
   if (renewals_.empty()) {
@@ -157,8 +164,9 @@ void RedisTransport::renew_one(const Renewal& r) {
                  g.machine.deadline());
 }
 
-// The batch's keys are the groups' own lease keys, already encoded.
-void RedisTransport::renew_many(std::vector<Renewal> renewals) {
+// The batch's keys are the groups' own lease keys, already encoded: as KEYS
+// for one slot, as ARGV for a cluster node's several slots.
+void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots) {
   auto batch = std::make_shared<Batch>();
   batch->renewals = std::move(renewals);
   std::optional<TimePoint> until;
@@ -167,12 +175,61 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals) {
     batch_parts_.push_back(&r.group->lease_arguments);
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
-  batch->arguments.emplace(redis::ScriptArguments::keys_of(batch_parts_, &renew_argv_));
-  commands_.eval(renew_batch_script(), *batch->arguments, batch->renewals.front().slot,
-                 [this, owner = owner_.lock(), batch](error_code ec, redis::Reply reply, redis::Client* via) {
+  batch->arguments.emplace(across_slots ? redis::ScriptArguments::args_of(batch_parts_, renew_argv_)
+                                        : redis::ScriptArguments::keys_of(batch_parts_, &renew_argv_));
+  commands_.eval(across_slots ? renew_node_script() : renew_batch_script(), *batch->arguments,
+                 batch->renewals.front().slot,
+                 [this, owner = owner_.lock(), batch, across_slots](error_code ec, redis::Reply reply,
+                                                                   redis::Client* via) {
+                   if (across_slots) return answer_node_batch(*batch, ec, std::move(reply), via);
                    answer_batch(*batch, ec, reply, via);
                  },
                  until);
+}
+
+// The groups of several slots: those the node no longer serves go again a
+// slot at a time, where MOVED and ASK are followed; the rest are answered.
+void RedisTransport::answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via) {
+  const auto& renewals = batch.renewals;
+  if (!ec && reply.is_error()) {
+    // A server that cannot run the cross-slot script (before Redis 7.0)
+    // never will: one slot per script from now on.
+    if (reply.str.find("shebang") != std::string::npos || reply.str.find("compiling") != std::string::npos) {
+      node_batches_ = false;
+    }
+    return renew_by_slot(renewals);
+  }
+  const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
+  if (!split || std::none_of(reply.elements.begin(), reply.elements.end(),
+                             [](const redis::Reply& r) { return r.is_error(); })) {
+    return answer_batch(batch, ec, reply, via);
+  }
+  Batch served;
+  std::vector<redis::Reply> answers;
+  std::vector<Renewal> elsewhere;
+  for (std::size_t i = 0; i < renewals.size(); ++i) {
+    if (reply.elements[i].is_error()) {
+      elsewhere.push_back(renewals[i]);
+    } else {
+      served.renewals.push_back(renewals[i]);
+      answers.push_back(std::move(reply.elements[i]));
+    }
+  }
+  renew_by_slot(elsewhere);
+  if (!served.renewals.empty()) answer_batch(served, ec, redis::Reply::make_array(std::move(answers)), via);
+}
+
+// `renewals` sorted by slot.
+void RedisTransport::renew_by_slot(const std::vector<Renewal>& renewals) {
+  for (auto next = renewals.begin(); next != renewals.end();) {
+    const auto end = std::find_if(next, renewals.end(), [&](const Renewal& r) { return r.slot != next->slot; });
+    if (end - next == 1) {
+      renew_one(*next);
+    } else {
+      renew_many(std::vector<Renewal>(next, end), false);
+    }
+    next = end;
+  }
 }
 
 // Each group gets its own answer; a failed call (or one that did not answer

@@ -45,9 +45,10 @@ class RedisTransport final : public LeaseTransport {
 
  private:
   // Renewals sent in one turn of the executor leave together at its end:
-  // one script per slot on a cluster (a script touches one slot), one for
-  // all on a server, at most max_batch groups each. Fewer commands to
-  // encode, match and answer: the client's and Redis's work per renewal.
+  // one script for all on a server, one per node on a cluster (its several
+  // slots through renew_node_script(); one per slot where a node cannot
+  // run that), at most max_batch groups each. Fewer commands to encode,
+  // match and answer: the client's and Redis's work per renewal.
   struct Renewal {
     GroupState* group;
     std::uint64_t seq;
@@ -59,8 +60,10 @@ class RedisTransport final : public LeaseTransport {
   void queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies);
   void flush_renewals();
   void renew_one(const Renewal& r);
-  void renew_many(std::vector<Renewal> renewals);
+  void renew_many(std::vector<Renewal> renewals, bool across_slots);
+  void renew_by_slot(const std::vector<Renewal>& renewals);
   void answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply, redis::Client* via);
+  void answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via);
 
   Commands& commands_;
   const KeyLayout layout_;
@@ -74,6 +77,7 @@ class RedisTransport final : public LeaseTransport {
   std::weak_ptr<void> owner_;
   std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
   std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
+  bool node_batches_ = true;  // a cluster's nodes take renew_node_script()
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
   /// the same connection (`via`), then answer with the replicas' verdict.

@@ -5,7 +5,7 @@
 // due groups; the rest stay due and the timer is armed in the past, so a
 // large burst is spread over several turns of the executor.
 
-#include "wake_queue.hpp"
+#include "wake_wheel.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -15,7 +15,7 @@
 
 namespace leasehold::detail {
 
-// T has `wake_at` and `wake_id` (see WakeQueue).
+// T has `wake_at` and `wake_id` (see WakeWheel).
 template <typename T>
 class WakeScheduler {
  public:
@@ -25,17 +25,19 @@ class WakeScheduler {
 
   /// Wakes `item` at `at` (replacing its earlier wake), or never when nullopt.
   void set(T& item, std::optional<TimePoint> at) {
-    if (!at) return queue_.remove(item);
+    if (!at) return wheel_.remove(item);
     item.wake_at = *at;
-    queue_.set(item);
+    wheel_.set(item);
   }
 
   /// The instant to arm the timer for, when it must be (re-)armed: nothing
   /// armed yet, or the earliest wake is now earlier than the armed one.
-  /// The caller arms it; nullopt: leave the timer as it is.
+  /// The caller arms it; nullopt: leave the timer as it is. Wakes count in
+  /// whole milliseconds (WakeWheel).
   std::optional<TimePoint> arm() {
-    if (queue_.empty()) return std::nullopt;
-    const TimePoint next = queue_.top_at();
+    const std::optional<TimePoint> earliest = wheel_.earliest();
+    if (!earliest) return std::nullopt;
+    const TimePoint next = *earliest;
     if (armed_ && armed_at_ <= next) return std::nullopt;
     armed_ = true;
     armed_at_ = next;
@@ -58,20 +60,20 @@ class WakeScheduler {
   template <typename Wake>
   void fire(TimePoint now, Wake&& wake) {
     due_.clear();
-    while (due_.size() < per_turn_ && !queue_.empty() && queue_.top_at() <= now) due_.push_back(queue_.pop());
-    for (const std::uint32_t id : due_) queue_.prefetch_item(id);
+    wheel_.take_due(now, per_turn_, due_);
+    for (const std::uint32_t id : due_) wheel_.prefetch_item(id);
     if constexpr (requires(T& item) { item.prefetch(); }) {
-      for (const std::uint32_t id : due_) queue_.item(id).prefetch();
+      for (const std::uint32_t id : due_) wheel_.item(id).prefetch();
     }
-    for (const std::uint32_t id : due_) wake(queue_.item(id));
+    for (const std::uint32_t id : due_) wake(wheel_.item(id));
   }
 
   /// Forgets the armed timer (the caller cancelled it).
   void disarm() noexcept { armed_ = false; }
-  bool empty() const noexcept { return queue_.empty(); }
+  bool empty() const noexcept { return wheel_.empty(); }
 
  private:
-  WakeQueue<T> queue_;
+  WakeWheel<T> wheel_;
   std::vector<std::uint32_t> due_;  // fire()'s wake_ids, kept for its capacity
   std::size_t per_turn_;
   bool armed_ = false;

@@ -87,6 +87,9 @@ class ClusterClient {
   bool ready() const noexcept { return ready_; }
   /// The slot map in use (empty before the first).
   const SlotMap& slot_map() const noexcept { return map_; }
+  /// The master the map names for `slot` (nullptr: none); valid until the
+  /// map changes, which happens only in a handler of this client.
+  const ClusterNode* master_of(std::uint16_t slot) const noexcept { return map_.master_of(slot); }
   const ClusterStats& stats() const noexcept { return stats_; }
   /// When the last reply from any node arrived (an error reply counts, a
   /// connection failure does not), or nullopt before the first. Callable

@@ -64,6 +64,18 @@ std::string_view ScriptArguments::key(std::size_t index) const {
 
 ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
                                          const SharedArguments* shared) {
+  return joined(parts, shared, true);
+}
+
+ScriptArguments ScriptArguments::args_of(std::span<const ScriptArguments* const> parts,
+                                         const SharedArguments& shared) {
+  return joined(parts, &shared, false);
+}
+
+// numkeys, then the parts' keys as KEYS with `shared` after them, or no KEYS
+// and `shared` copied ahead of the parts' keys.
+ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
+                                        bool as_keys) {
   for (const ScriptArguments* part : parts) detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
@@ -73,12 +85,18 @@ ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const>
     bytes += keys.size();
   }
   ScriptArguments out;
-  const std::string numkeys = std::to_string(count);
-  out.encoded_.reserve(bytes + numkeys.size() + 16);
+  const std::string numkeys = as_keys ? std::to_string(count) : "0";
+  const std::string_view ahead = as_keys || shared == nullptr ? std::string_view() : shared->encoded_;
+  out.encoded_.reserve(bytes + ahead.size() + numkeys.size() + 16);
   out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
+  out.encoded_.append(ahead);
   for (const ScriptArguments* part : parts) out.encoded_.append(part->encoded_keys().first);
   out.count_ = 1 + count;
-  out.shared_ = shared;
+  if (as_keys) {
+    out.shared_ = shared;
+  } else if (shared != nullptr) {
+    out.count_ += shared->count_;
+  }
   return out;
 }
 

@@ -301,6 +301,47 @@ TEST(ClusterElector, GroupsOfOneSlotElectedApartComeToRenewInOneScript) {
   EXPECT_TRUE(fleet.events(0).revoked.empty());
 }
 
+// Groups of many slots on one shard, renewing in the same turns, leave in
+// one script per node (renew_node_script: the node's slots together), and
+// every renewal succeeds.
+TEST(ClusterElector, GroupsOfManySlotsOfOneShardRenewInOneScript) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  const std::size_t shard = shard_of(topology, "default");
+  std::vector<std::string> groups;
+  std::set<int> slots;
+  for (const std::string& g : group_names(200)) {
+    if (shard_of(topology, g) == shard && slots.insert(topology.key_slot("cl:{" + g + "}")).second) groups.push_back(g);
+    if (groups.size() == 12) break;
+  }
+  ASSERT_EQ(groups.size(), 12u);
+  Fleet fleet(cluster_url_options(topology));
+  ElectorOptions o = options_for("a", groups, 3000ms);  // heartbeat 1 s
+  o.empty_restart_guard = false;
+  fleet.add(o);
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
+  leasehold::test::run_for(fleet.io, 1500ms);
+
+  const auto renewals = [&] {
+    std::uint64_t ok = 0;
+    for (const auto& g : fleet.metrics(0).groups) {
+      ok += g.renewals_ok;
+      EXPECT_EQ(g.renewals_failed, 0u) << g.group;
+    }
+    return ok;
+  };
+  auto admin = topology.node(shard).admin();
+  const std::uint64_t renewals_before = renewals();
+  const std::uint64_t scripts_before = leasehold::test::script_calls(admin);
+  leasehold::test::run_for(fleet.io, 3000ms);
+  const std::uint64_t renewed = renewals() - renewals_before;
+  const std::uint64_t scripts = leasehold::test::script_calls(admin) - scripts_before;
+  EXPECT_GE(renewed, 24u) << "twelve groups in twelve slots, three heartbeats";
+  EXPECT_LE(scripts * 5, renewed) << scripts << " scripts for " << renewed << " renewals";
+  EXPECT_TRUE(fleet.events(0).revoked.empty());
+}
+
 TEST(ClusterElector, GroupNamesWithBracesAreRefusedNamingTheGroup) {
   ClusterTopologyOptions topology_options;
   topology_options.replicas_per_master = 0;

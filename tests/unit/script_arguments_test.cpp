@@ -104,3 +104,20 @@ TEST(ScriptArguments, KeysOfSeveralCallsEncodeAsTheWholeBatchCommand) {
   none.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0"}));
 }
+
+TEST(ScriptArguments, ArgsOfSeveralCallsPutTheSharedArgumentsFirstAndNoKeys) {
+  const redis::Script script("return #ARGV");
+  const std::array<std::string_view, 2> shared_args{"instance-1", "5000"};
+  const redis::SharedArguments shared(shared_args);
+  const std::array<std::string_view, 2> first_keys{"leader:{a}", "leader:{a}:holder"};
+  const std::array<std::string_view, 1> second_keys{"leader:{bb}"};
+  const redis::ScriptArguments first(first_keys, {}, &shared);
+  const redis::ScriptArguments second(second_keys, {});
+  const std::array<const redis::ScriptArguments*, 2> parts{&first, &second};
+  const redis::ScriptArguments batch = redis::ScriptArguments::args_of(parts, shared);
+  std::string out;
+  batch.encode_call(out, script, true);
+  EXPECT_EQ(out, whole({"EVAL", script.body(), "0", shared_args[0], shared_args[1], first_keys[0], first_keys[1],
+                        second_keys[0]}));
+  EXPECT_EQ(batch.key(0), "");  // no KEYS
+}

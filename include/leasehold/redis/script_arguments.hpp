@@ -47,6 +47,11 @@ class ScriptArguments {
   /// script that repeats one script's work for each part (the elector's
   /// batched renewal). Copies the parts' encodings: nothing is formatted.
   static ScriptArguments keys_of(std::span<const ScriptArguments* const> parts, const SharedArguments* shared);
+  /// The same with no KEYS: ARGV is `shared`'s arguments (copied), then each
+  /// part's keys in turn. For a script that reaches keys of several slots
+  /// held by one cluster node, which it may not declare (a script's KEYS
+  /// must share a slot; undeclared keys need the allow-cross-slot-keys flag).
+  static ScriptArguments args_of(std::span<const ScriptArguments* const> parts, const SharedArguments& shared);
 
   /// Appends the whole call to `out`: EVALSHA with the script's SHA1, or
   /// (`by_body`) EVAL with its body, which also reloads it after NOSCRIPT.
@@ -54,6 +59,8 @@ class ScriptArguments {
 
  private:
   ScriptArguments() = default;
+  static ScriptArguments joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
+                                bool as_keys);
   /// This call's keys, still encoded, and how many.
   std::pair<std::string_view, std::size_t> encoded_keys() const;
 
