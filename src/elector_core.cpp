@@ -295,14 +295,18 @@ void ElectorCore::write(const Queued& c, TimePoint now) {
   transport_.send(g, c.command, c.seq, *this);
 }
 
-// On a cluster one script renews only groups of one slot: a group renewing
-// takes along those of its slot due within half a heartbeat, so that they
-// leave in one script (RedisTransport), and stay together from then on, as
-// they renew at the same instants. A slot crowded by a prefix's own hash
+// Where one script renews only groups of one slot (a cluster node that
+// cannot take cross-slot scripts): a group renewing takes along those of its
+// slot due within half a heartbeat, so that they leave in one script
+// (RedisTransport), and stay together from then on, as they renew at the
+// same instants. A slot crowded by a prefix's own hash
 // tag (every group in one slot) is left to the transport's per-turn batches.
 void ElectorCore::renew_slot_groups(GroupState& g, TimePoint now) {
   constexpr std::size_t most_scanned = 64;
-  if (g.slot_groups == nullptr || renewing_slot_ || g.slot_groups->size() > most_scanned) return;
+  if (g.slot_groups == nullptr || renewing_slot_ || g.slot_groups->size() > most_scanned ||
+      !transport_.batches_by_slot()) {
+    return;
+  }
   renewing_slot_ = true;
   const Duration within = timing_.heartbeat_interval / 2;
   for (const GroupState* other : *g.slot_groups) detail::prefetch(&other->machine, sizeof(LeaseMachine));

@@ -42,6 +42,12 @@ class LeaseTransport {
   /// The answer, or the failure, reaches `replies` later: never inside this
   /// call. Every command sent gets exactly one answer.
   virtual void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) = 0;
+
+  /// On a cluster: renewals leave one script per slot, so a renewing group
+  /// should take along its slot's groups due soon (ElectorCore). False when
+  /// a node's slots share a script anyway: pulling renewals forward then
+  /// only bunches them into bursts.
+  virtual bool batches_by_slot() const noexcept { return true; }
 };
 
 }  // namespace leasehold::detail

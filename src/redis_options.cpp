@@ -153,7 +153,7 @@ constexpr std::array query_keys{
     QueryKey{"sentinel_server_name", Scope::sentinel}, QueryKey{"sentinel_verify", Scope::sentinel},
     QueryKey{"max_redirects", Scope::cluster},         QueryKey{"refresh_interval", Scope::cluster},
     QueryKey{"retry_backoff_min", Scope::cluster},     QueryKey{"retry_backoff_max", Scope::cluster},
-    QueryKey{"retry_timeout", Scope::cluster},
+    QueryKey{"retry_timeout", Scope::cluster},         QueryKey{"cross_slot_renewals", Scope::cluster},
 };
 
 const QueryKey* find_query_key(std::string_view name) {
@@ -830,6 +830,8 @@ class UrlParser {
       cluster_.retry_backoff_max = parse_timeout(name, value);
     } else if (name == "retry_timeout") {
       cluster_.retry_timeout = parse_duration(name, value, true);
+    } else if (name == "cross_slot_renewals") {
+      cluster_.cross_slot_renewals = parse_bool(name, value);
     }
   }
 

@@ -42,11 +42,13 @@ RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string
       acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
       take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
       settings_(settings),
-      renew_argv_(renew_batch_argv(id_, ttl_ms_, incarnation_)) {
+      renew_argv_(renew_batch_argv(id_, ttl_ms_, incarnation_)),
+      node_batches_(commands.is_cluster() && commands.options().cluster->cross_slot_renewals) {
   commands_.preload(acquire_);
   if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
   commands_.preload(renew_script());
   commands_.preload(renew_batch_script());
+  if (node_batches_) commands_.preload(renew_node_script());
   commands_.preload(release_script(settings.notices));
   commands_.preload(hand_over_script(settings.notices));
 }

@@ -39,6 +39,7 @@ class RedisTransport final : public LeaseTransport {
   void keep_alive(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
 
   void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) override;
+  bool batches_by_slot() const noexcept override { return !node_batches_; }
 
   /// The most groups one renewal script renews.
   static constexpr std::size_t max_batch = 64;
@@ -77,7 +78,7 @@ class RedisTransport final : public LeaseTransport {
   std::weak_ptr<void> owner_;
   std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
   std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
-  bool node_batches_ = true;  // a cluster's nodes take renew_node_script()
+  bool node_batches_;  // a cluster's nodes take renew_node_script()
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
   /// the same connection (`via`), then answer with the replicas' verdict.

@@ -89,6 +89,11 @@ struct ClusterOptions {
   /// command_timeout below ttl - drift_margin - clock_skew -
   /// heartbeat_interval, as for command_timeout alone.
   std::chrono::milliseconds retry_timeout{1000};
+  /// Renew the groups of all the slots a node serves in one script (Redis
+  /// 7.0 and later: its allow-cross-slot-keys flag). A node that refuses the
+  /// script is sent one script per slot from then on, without this; set it
+  /// false for a proxy or service that mishandles such scripts.
+  bool cross_slot_renewals = true;
 };
 
 /// Where Redis is (TCP host and port, or a unix socket), how to log in, TLS,
@@ -138,7 +143,8 @@ struct RedisOptions {
   /// and sentinel_tls, sentinel_ca_file, sentinel_cert_file, sentinel_key_file,
   /// sentinel_server_name, sentinel_verify (default: as the data nodes');
   /// for Cluster: max_redirects, refresh_interval, retry_backoff_min,
-  /// retry_backoff_max, retry_timeout (milliseconds; ClusterOptions' fields).
+  /// retry_backoff_max, retry_timeout (milliseconds), cross_slot_renewals
+  /// (true|false; ClusterOptions' fields).
   /// IPv6 hosts go in brackets ([::1]).
   /// Credentials end at the last '@' and are percent-decoded, as are the
   /// socket path and option values; ":password@" gives a password alone.

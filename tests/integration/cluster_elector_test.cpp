@@ -252,8 +252,9 @@ TEST(ClusterElector, GroupsOfOneSlotShareItsChannelAndEachHearsItsOwnReleases) {
   }
 }
 
-// One script renews only groups of one slot, so the groups of a slot that
-// were elected at different times renew together once one of them renews
+// Without cross-slot renewals one script renews only groups of one slot, so
+// the groups of a slot that were elected at different times renew together
+// once one of them renews
 // within half a heartbeat of the others: three cohorts of four, elected
 // 300 ms apart, become one script per heartbeat (three apart would be
 // three). The slot is on a shard the "default" group is not on.
@@ -269,7 +270,9 @@ TEST(ClusterElector, GroupsOfOneSlotElectedApartComeToRenewInOneScript) {
   }
   same_slot.resize(12);
   const std::size_t shard = shard_of(topology, same_slot.front());
-  Fleet fleet(cluster_url_options(topology));
+  leasehold::RedisOptions redis = cluster_url_options(topology);
+  redis.cluster->cross_slot_renewals = false;  // one script per slot: as a node before Redis 7.0
+  Fleet fleet(redis);
   ElectorOptions o = options_for("a", {}, 3000ms);  // heartbeat 1 s
   o.empty_restart_guard = false;
   auto& elector = fleet.add(o);

@@ -76,8 +76,11 @@ TEST(ClusterUrl, CredentialsApplyToEveryNode) {
 TEST(ClusterUrl, QueryOptionsForTheCluster) {
   const auto o = RedisOptions::from_url(
       "redis-cluster://n1:7000?max_redirects=3&refresh_interval=5000&retry_backoff_min=5"
-      "&retry_backoff_max=400&retry_timeout=1500&command_timeout=800&client_name=orders");
+      "&retry_backoff_max=400&retry_timeout=1500&command_timeout=800&client_name=orders"
+      "&cross_slot_renewals=false");
   EXPECT_EQ(o.cluster->max_redirects, 3);
+  EXPECT_FALSE(o.cluster->cross_slot_renewals);
+  EXPECT_TRUE(RedisOptions::from_url("redis-cluster://n1:7000").cluster->cross_slot_renewals);
   EXPECT_EQ(o.cluster->refresh_interval, 5000ms);
   EXPECT_EQ(o.cluster->retry_backoff_min, 5ms);
   EXPECT_EQ(o.cluster->retry_backoff_max, 400ms);
@@ -150,6 +153,7 @@ TEST(ClusterUrl, RejectsEachMistakeNamingIt) {
        "RedisOptions.cluster.retry_backoff_max (200 ms) must be >= cluster.retry_backoff_min (300 ms)"},
       {"redis-cluster://a?max_redirects=2&max_redirects=3", "query option \"max_redirects\" is given more than once"},
       {"redis-cluster://a?cluster=yes", "unknown query option \"cluster\""},
+      {"redis://h?cross_slot_renewals=false", "configures Redis Cluster and requires a redis-cluster:// URL"},
       {"redis-cluster:a:7000", "expected \"//\" after \"redis-cluster:\""},
       {"rediss-cluster:a:7000", "expected \"//\" after \"rediss-cluster:\""},
       {"redis-clusters://a:7000", "unknown scheme \"redis-clusters\""},
