@@ -303,8 +303,9 @@ void ElectorCore::write(const Queued& c, TimePoint now) {
 // tag (every group in one slot) is left to the transport's per-turn batches.
 void ElectorCore::renew_slot_groups(GroupState& g, TimePoint now) {
   constexpr std::size_t most_scanned = 64;
-  if (g.slot_groups == nullptr || renewing_slot_ || g.slot_groups->size() > most_scanned ||
-      !transport_.batches_by_slot()) {
+  // The transport first: the slot's list is likely a cache miss.
+  if (g.slot_groups == nullptr || renewing_slot_ || !transport_.batches_by_slot() ||
+      g.slot_groups->size() > most_scanned) {
     return;
   }
   renewing_slot_ = true;

@@ -64,6 +64,12 @@ constexpr LeaseTiming kTiming{kTtl, kHeartbeat, kRetry, kDrift, kHoldOff};
 constexpr TimePoint kT0 = TimePoint{} + 1h;  // the simulated clock's starting instant
 constexpr std::int64_t kToken = 7;
 
+// The wake a renewal due at `due` asks for: rounded up to the machine's grid
+// of a 64th of the heartbeat, at most 10 ms (10 ms here).
+TimePoint renewal_grid(TimePoint due) {
+  return TimePoint(std::chrono::ceil<std::chrono::milliseconds>(due.time_since_epoch() / 10) * 10);
+}
+
 // An optional instant that gtest prints as an offset from kT0.
 struct At {
   std::optional<TimePoint> t;
@@ -159,7 +165,7 @@ class LeaseMachineTest : public ::testing::Test {
   void lead() {
     campaign();
     advance(10ms);
-    EXPECT_OUT(acquired(1), .wake = kT0 + kHeartbeat, .elected = true, .holder_changed = true);
+    EXPECT_OUT(acquired(1), .wake = renewal_grid(kT0 + kHeartbeat), .elected = true, .holder_changed = true);
     ASSERT_TRUE(m.is_leader());
   }
 
@@ -218,7 +224,7 @@ TEST_F(LeaseMachineTest, InputsBeforeStartDoNothing) {
 TEST_F(LeaseMachineTest, StartTwiceChangesNothing) {
   lead();
   advance(5ms);
-  EXPECT_OUT(start(), .wake = kT0 + kHeartbeat);
+  EXPECT_OUT(start(), .wake = renewal_grid(kT0 + kHeartbeat));
   expect_leader(kT0);
 }
 
@@ -237,7 +243,7 @@ TEST_F(LeaseMachineTest, ConnectedSendsAcquireAtOnce) {
 TEST_F(LeaseMachineTest, AcquireSuccessElectsWithDeadlineFromTheSendInstant) {
   campaign();
   advance(300ms);  // a slow reply: the lease still counts from the send instant
-  EXPECT_OUT(acquired(1), .wake = kT0 + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(1), .wake = renewal_grid(kT0 + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(kT0);
   EXPECT_EQ(At{m.deadline()}, At{kT0 + 4948ms});
   EXPECT_EQ(m.token(), kToken);
@@ -261,7 +267,7 @@ TEST_F(LeaseMachineTest, AcquireReplyPastItsOwnDeadlineReclaimsInsteadOfLeading)
   expect_not_leader();
   const TimePoint resent = now;
   advance(10ms);
-  EXPECT_OUT(acquired(2), .wake = resent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(2), .wake = renewal_grid(resent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(resent);
   EXPECT_EQ(m.term_started(), resent);
 }
@@ -296,13 +302,13 @@ TEST_F(LeaseMachineTest, AcquireFailureRetriesAfterTheRetryInterval) {
 TEST_F(LeaseMachineTest, HeartbeatSendsRenewAndTheReplyMovesTheDeadlineToItsSendInstant) {
   lead();
   advance_to(kT0 + kHeartbeat - 1ms);
-  EXPECT_OUT(timer(), .wake = kT0 + kHeartbeat);
+  EXPECT_OUT(timer(), .wake = renewal_grid(kT0 + kHeartbeat));
   advance(1ms);
   EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = kT0 + kLease);
   expect_leader(kT0);  // unchanged until the renewal is confirmed
   const TimePoint renew_sent = now;
   advance(40ms);
-  EXPECT_OUT(renewed(2), .wake = renew_sent + kHeartbeat);
+  EXPECT_OUT(renewed(2), .wake = renewal_grid(renew_sent + kHeartbeat));
   expect_leader(renew_sent);
   EXPECT_EQ(m.token(), kToken);
   EXPECT_EQ(m.term_started(), kT0);
@@ -316,7 +322,7 @@ TEST_F(LeaseMachineTest, ManyHeartbeatsNeverElectAgain) {
     EXPECT_OUT(timer(), .send = Command::renew, .seq = seq, .wake = confirmed + kLease);
     const TimePoint sent = now;
     advance(25ms);
-    EXPECT_OUT(renewed(seq), .wake = sent + kHeartbeat);
+    EXPECT_OUT(renewed(seq), .wake = renewal_grid(sent + kHeartbeat));
     confirmed = sent;
     expect_leader(confirmed);
   }
@@ -330,14 +336,14 @@ TEST_F(LeaseMachineTest, AnEarlyRenewalWithinTheWindowCountsFromItsSendInstant) 
   lead();
   advance_to(kT0 + kHeartbeat - 900ms);
   EXPECT_FALSE(m.may_renew_early(now, 800ms));
-  EXPECT_OUT(m.renew_early(now, 800ms), .wake = kT0 + kHeartbeat);
+  EXPECT_OUT(m.renew_early(now, 800ms), .wake = renewal_grid(kT0 + kHeartbeat));
   EXPECT_TRUE(m.may_renew_early(now, 900ms));
   EXPECT_OUT(m.renew_early(now, 900ms), .send = Command::renew, .seq = 2, .wake = kT0 + kLease);
   EXPECT_FALSE(m.may_renew_early(now, kHeartbeat)) << "a renewal is in flight";
   EXPECT_OUT(m.renew_early(now, kHeartbeat), .wake = kT0 + kLease);
   const TimePoint sent = now;
   advance(20ms);
-  EXPECT_OUT(renewed(2), .wake = sent + kHeartbeat);
+  EXPECT_OUT(renewed(2), .wake = renewal_grid(sent + kHeartbeat));
   expect_leader(sent);
   EXPECT_EQ(m.token(), kToken);
 }
@@ -355,7 +361,7 @@ TEST_F(LeaseMachineTest, ARenewalSentALittleLateKeepsTheScheduleButNotItsDeadlin
     EXPECT_OUT(timer(), .send = Command::renew, .seq = seq, .wake = deadline);
     const TimePoint sent = now;
     advance(20ms);
-    EXPECT_OUT(renewed(seq), .wake = due + kHeartbeat);
+    EXPECT_OUT(renewed(seq), .wake = renewal_grid(due + kHeartbeat));
     expect_leader(sent);
   }
 }
@@ -366,12 +372,12 @@ TEST_F(LeaseMachineTest, ARenewalSentMuchLaterOrEarlyStartsTheScheduleAnew) {
   EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = kT0 + kLease);
   TimePoint sent = now;
   advance(20ms);
-  EXPECT_OUT(renewed(2), .wake = sent + kHeartbeat);
+  EXPECT_OUT(renewed(2), .wake = renewal_grid(sent + kHeartbeat));
   advance_to(sent + kHeartbeat - 100ms);
   EXPECT_OUT(m.renew_early(now, 200ms), .send = Command::renew, .seq = 3, .wake = sent + kLease);
   sent = now;
   advance(20ms);
-  EXPECT_OUT(renewed(3), .wake = sent + kHeartbeat);
+  EXPECT_OUT(renewed(3), .wake = renewal_grid(sent + kHeartbeat));
   expect_leader(sent);
 }
 
@@ -402,7 +408,7 @@ TEST_F(LeaseMachineTest, TimerPastTheDeadlineDemotesAndReclaimsAtOnce) {
   EXPECT_EQ(m.holder(), "");
   const TimePoint resent = now;
   advance(5ms);
-  EXPECT_OUT(acquired(2), .wake = resent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(2), .wake = renewal_grid(resent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(resent);
   EXPECT_EQ(m.token(), kToken);  // the token the script answered
 }
@@ -425,7 +431,7 @@ TEST_F(LeaseMachineTest, RenewReplyAfterTheDeadlineDemotesThenReclaimsWithTheSam
   expect_not_leader();
   const TimePoint reclaim_sent = now;
   advance(15ms);
-  EXPECT_OUT(acquired(3, kToken), .wake = reclaim_sent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(3, kToken), .wake = renewal_grid(reclaim_sent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(reclaim_sent);
   EXPECT_EQ(m.token(), kToken);
   EXPECT_EQ(m.term_started(), reclaim_sent);
@@ -482,7 +488,7 @@ void LeaseMachineTest::renew_failure_demotes(Failure failure, RevokeReason reaso
   EXPECT_OUT(timer(), .send = Command::acquire, .seq = 3);
   const TimePoint reclaim_sent = now;
   advance(5ms);
-  EXPECT_OUT(acquired(3, kToken), .wake = reclaim_sent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(3, kToken), .wake = renewal_grid(reclaim_sent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(reclaim_sent);
   EXPECT_EQ(m.token(), kToken);
 }
@@ -518,7 +524,7 @@ TEST_F(LeaseMachineTest, FreshAcquisitionAfterLosingTheKeyTakesTheNewToken) {
   renewing();
   EXPECT_OUT(renewed(2, false), .send = Command::acquire, .seq = 3, .revoked = RevokeReason::renew_refused);
   advance(5ms);
-  EXPECT_OUT(acquired(3, kToken + 1), .wake = kT0 + kHeartbeat + kHeartbeat, .elected = true,
+  EXPECT_OUT(acquired(3, kToken + 1), .wake = renewal_grid(kT0 + kHeartbeat + kHeartbeat), .elected = true,
              .holder_changed = true);
   EXPECT_EQ(m.token(), kToken + 1);
 }
@@ -549,7 +555,7 @@ TEST_F(LeaseMachineTest, ConnectionLostWhileLeaderRevokesAndIgnoresLateReplies) 
   EXPECT_OUT(connected(), .send = Command::acquire, .seq = 3);
   const TimePoint sent = now;
   advance(3ms);
-  EXPECT_OUT(acquired(3), .wake = sent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(3), .wake = renewal_grid(sent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(sent);
 }
 
@@ -616,7 +622,7 @@ TEST_F(LeaseMachineTest, ForeignHolderWithNoticesWaitsUntilItsLeaseCanHaveExpire
   EXPECT_OUT(timer(), .send = Command::acquire, .seq = 2);
   const TimePoint sent = now;
   advance(20ms);
-  EXPECT_OUT(acquired(2, kToken + 1), .wake = sent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(2, kToken + 1), .wake = renewal_grid(sent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(sent);
   EXPECT_EQ(m.token(), kToken + 1);
 }
@@ -681,7 +687,7 @@ TEST_F(LeaseMachineTest, ReleaseNoticeAcquiresAtOnce) {
   EXPECT_EQ(m.holder(), "");  // released: unknown until the reply says
   const TimePoint sent = now;
   advance(2ms);
-  EXPECT_OUT(acquired(2, kToken + 1), .wake = sent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(2, kToken + 1), .wake = renewal_grid(sent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(sent);
 }
 
@@ -694,7 +700,7 @@ TEST_F(LeaseMachineTest, ReleaseNoticeWhileAnAcquireIsInFlightSendsNothingNew) {
   EXPECT_EQ(m.in_flight(), Command::acquire);
   EXPECT_EQ(m.state(), LeaseState::candidate);
   advance(5ms);
-  EXPECT_OUT(acquired(1), .wake = kT0 + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(1), .wake = renewal_grid(kT0 + kHeartbeat), .elected = true, .holder_changed = true);
 }
 
 // A release notice that arrives while an acquire is in flight is not lost
@@ -724,7 +730,7 @@ TEST_F(LeaseMachineTest, ReleaseNoticeNamingThisInstanceWhileLeaderDemotesAndHol
   // it at once instead of at the next renewal, and let a standby win.
   lead();
   advance(100ms);
-  EXPECT_OUT(notice("someone-else"), .wake = kT0 + kHeartbeat);  // not ours: nothing
+  EXPECT_OUT(notice("someone-else"), .wake = renewal_grid(kT0 + kHeartbeat));  // not ours: nothing
   expect_leader(kT0);
   EXPECT_OUT(notice("me"), .wake = now + kHoldOff, .revoked = RevokeReason::released_elsewhere);
   expect_not_leader();
@@ -787,8 +793,8 @@ TEST_F(LeaseMachineTest, ReleaseNoticeIsIgnoredOutsideTheCandidateState) {
   EXPECT_EQ(m.state(), LeaseState::disconnected);
   EXPECT_OUT(connected(), .send = Command::acquire, .seq = 1);
   advance(10ms);
-  EXPECT_OUT(acquired(1), .wake = kT0 + kHeartbeat, .elected = true, .holder_changed = true);
-  EXPECT_OUT(notice(), .wake = kT0 + kHeartbeat);  // leader
+  EXPECT_OUT(acquired(1), .wake = renewal_grid(kT0 + kHeartbeat), .elected = true, .holder_changed = true);
+  EXPECT_OUT(notice(), .wake = renewal_grid(kT0 + kHeartbeat));  // leader
   expect_leader(kT0);
 }
 
@@ -833,8 +839,8 @@ TEST_F(LeaseMachineTest, NoticesBecomingUnavailableNeverPostponesAnEarlierAttemp
 
 TEST_F(LeaseMachineTest, NoticesTogglingWhileLeaderChangesNothing) {
   lead();
-  EXPECT_OUT(notices(true), .wake = kT0 + kHeartbeat);
-  EXPECT_OUT(notices(false), .wake = kT0 + kHeartbeat);
+  EXPECT_OUT(notices(true), .wake = renewal_grid(kT0 + kHeartbeat));
+  EXPECT_OUT(notices(false), .wake = renewal_grid(kT0 + kHeartbeat));
   expect_leader(kT0);
 }
 
@@ -1105,7 +1111,7 @@ TEST_F(LeaseMachineTest, StartAfterStopCampaignsAgainWithFreshSeqs) {
   EXPECT_OUT(connected(), .send = Command::acquire, .seq = 3);
   const TimePoint sent = now;
   EXPECT_OUT(acquired(2));  // stale: the release's seq
-  EXPECT_OUT(acquired(3, kToken + 1), .wake = sent + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(3, kToken + 1), .wake = renewal_grid(sent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(sent);
 }
 
@@ -1127,7 +1133,7 @@ TEST_F(LeaseMachineTest, UnconfirmedAcquireIsReleasedAndRetriedAfterTheRetryInte
   advance_to(replied + kRetry);
   EXPECT_OUT(timer(), .send = Command::acquire, .seq = 3);
   advance(10ms);
-  EXPECT_OUT(acquired(3), .wake = replied + kRetry + kHeartbeat, .elected = true, .holder_changed = true);
+  EXPECT_OUT(acquired(3), .wake = renewal_grid(replied + kRetry + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(replied + kRetry);
 }
 
@@ -1139,7 +1145,7 @@ TEST_F(LeaseMachineTest, UnconfirmedRenewalKeepsTheDeadlineAndRenewsAgainAtOnce)
   const TimePoint resent = now;
   advance(100ms);
   // Resent 100 ms after it was due: the schedule stays, the deadline moves.
-  EXPECT_OUT(renewed(3), .wake = kT0 + 2 * kHeartbeat);
+  EXPECT_OUT(renewed(3), .wake = renewal_grid(kT0 + 2 * kHeartbeat));
   expect_leader(resent);
   EXPECT_EQ(m.token(), kToken) << "the same term throughout";
 }
@@ -1191,7 +1197,7 @@ TEST(LeaseMachineClockSkew, TheDeadlineKeepsBackTheDriftMarginPlusTheSkew) {
   EXPECT_OUT(m.on_connected(now), .send = Command::acquire, .seq = 1);
   now += 10ms;
   EXPECT_OUT(m.on_acquire_reply(now, 1, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000, .token = 1}),
-             .wake = kT0 + kHeartbeat, .elected = true, .holder_changed = true);
+             .wake = renewal_grid(kT0 + kHeartbeat), .elected = true, .holder_changed = true);
   EXPECT_EQ(At{m.deadline()}, At{kT0 + lease});
 
   // A confirmed renewal moves the deadline to its send instant + 3948 ms.
@@ -1199,7 +1205,7 @@ TEST(LeaseMachineClockSkew, TheDeadlineKeepsBackTheDriftMarginPlusTheSkew) {
   EXPECT_OUT(m.on_timer(now), .send = Command::renew, .seq = 2, .wake = kT0 + lease);
   const TimePoint renewed_at = now;
   now += 30ms;
-  EXPECT_OUT(m.on_renew_reply(now, 2, true), .wake = renewed_at + kHeartbeat);
+  EXPECT_OUT(m.on_renew_reply(now, 2, true), .wake = renewal_grid(renewed_at + kHeartbeat));
   EXPECT_EQ(At{m.deadline()}, At{renewed_at + lease});
 
   // The next renewal is never answered (a cut-off leader): the term ends at
@@ -1627,7 +1633,7 @@ TEST_F(LeaseMachineTest, ALeaderKeepsItsTermAcrossASwitchAndRenewsAtOnceOnTheNew
   EXPECT_OUT(connected(), .send = Command::renew, .seq = 3, .wake = kT0 + kLease);
   const TimePoint sent = now;
   advance(2ms);
-  EXPECT_OUT(renewed(3), .wake = kT0 + 2 * kHeartbeat);  // sent 45 ms after it was due: the schedule stays
+  EXPECT_OUT(renewed(3), .wake = renewal_grid(kT0 + 2 * kHeartbeat));  // sent 45 ms after it was due: the schedule stays
   expect_leader(sent);
   EXPECT_EQ(m.token(), kToken) << "the same term";
 }
@@ -1680,7 +1686,7 @@ class DrainingMachineTest : public LeaseMachineTest {
   TimePoint drain_step_down() {
     lead();
     advance(500ms);
-    EXPECT_OUT(m.step_down(now, true), .wake = kT0 + kHeartbeat, .revoked = RevokeReason::stepped_down);
+    EXPECT_OUT(m.step_down(now, true), .wake = renewal_grid(kT0 + kHeartbeat), .revoked = RevokeReason::stepped_down);
     EXPECT_EQ(m.state(), LeaseState::draining);
     expect_not_leader();
     EXPECT_EQ(m.in_flight(), Command::none) << "no release before the drain";
@@ -1693,7 +1699,7 @@ TEST_F(DrainingMachineTest, StepDownEndsTheTermKeepsRenewingAndReleasesOnceDrain
   advance_to(kT0 + kHeartbeat);
   EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = t + kDrain);
   advance(5ms);
-  EXPECT_OUT(renewed(2), .wake = kT0 + 2 * kHeartbeat);
+  EXPECT_OUT(renewed(2), .wake = renewal_grid(kT0 + 2 * kHeartbeat));
   expect_not_leader();
   advance(100ms);
   EXPECT_OUT(m.drained(now), .send = Command::release, .seq = 3, .wake = now + kHoldOff);
@@ -1705,7 +1711,7 @@ TEST_F(DrainingMachineTest, DrainTimeoutReleasesAnywayAndSaysSo) {
   const TimePoint t = drain_step_down();
   advance_to(kT0 + kHeartbeat);
   EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = t + kDrain);
-  EXPECT_OUT(renewed(2), .wake = kT0 + 2 * kHeartbeat);
+  EXPECT_OUT(renewed(2), .wake = renewal_grid(kT0 + 2 * kHeartbeat));
   advance_to(kT0 + 2 * kHeartbeat);
   EXPECT_OUT(timer(), .send = Command::renew, .seq = 3, .wake = t + kDrain);
   advance_to(t + kDrain);  // the renewal still unanswered: the release overtakes it
@@ -1717,8 +1723,8 @@ TEST_F(DrainingMachineTest, DrainTimeoutReleasesAnywayAndSaysSo) {
 TEST_F(DrainingMachineTest, AStopDuringTheDrainReleasesAfterItAndStops) {
   drain_step_down();
   advance(10ms);
-  EXPECT_OUT(m.stop(now, true), .wake = kT0 + kHeartbeat);
-  EXPECT_OUT(m.step_down(now, true), .wake = kT0 + kHeartbeat);
+  EXPECT_OUT(m.stop(now, true), .wake = renewal_grid(kT0 + kHeartbeat));
+  EXPECT_OUT(m.step_down(now, true), .wake = renewal_grid(kT0 + kHeartbeat));
   EXPECT_EQ(m.state(), LeaseState::draining);
   EXPECT_OUT(m.drained(now), .send = Command::release, .seq = 2);
   EXPECT_EQ(m.state(), LeaseState::stopping);
@@ -1728,7 +1734,7 @@ TEST_F(DrainingMachineTest, AStopDuringTheDrainReleasesAfterItAndStops) {
 TEST_F(DrainingMachineTest, StopWithADrainEndsTheTermFirstAndStopsAfterTheRelease) {
   lead();
   advance(100ms);
-  EXPECT_OUT(m.stop(now, true), .wake = kT0 + kHeartbeat, .revoked = RevokeReason::stopped);
+  EXPECT_OUT(m.stop(now, true), .wake = renewal_grid(kT0 + kHeartbeat), .revoked = RevokeReason::stopped);
   EXPECT_EQ(m.state(), LeaseState::draining);
   EXPECT_OUT(m.drained(now), .send = Command::release, .seq = 2);
   EXPECT_OUT(release_done(2), .released = true, .stopped = true);
