@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -252,6 +253,25 @@ TEST(ClusterElector, GroupsOfOneSlotShareItsChannelAndEachHearsItsOwnReleases) {
   }
 }
 
+// Over three seconds: the renewals of the `counted` groups of the fleet's
+// first elector (each must succeed) and the scripts `shard`'s master ran.
+std::pair<std::uint64_t, std::uint64_t> renewals_and_scripts(Fleet& fleet, ClusterTopology& topology,
+                                                             std::size_t shard, const std::set<std::string>& counted) {
+  const auto renewals = [&] {
+    std::uint64_t ok = 0;
+    for (const auto& g : fleet.metrics(0).groups) {
+      if (counted.contains(g.group)) ok += g.renewals_ok;
+      EXPECT_EQ(g.renewals_failed, 0u) << g.group;
+    }
+    return ok;
+  };
+  auto admin = topology.node(shard).admin();
+  const std::uint64_t renewals_before = renewals();
+  const std::uint64_t scripts_before = leasehold::test::script_calls(admin);
+  leasehold::test::run_for(fleet.io, 3000ms);
+  return {renewals() - renewals_before, leasehold::test::script_calls(admin) - scripts_before};
+}
+
 // Without cross-slot renewals one script renews only groups of one slot, so
 // the groups of a slot that were elected at different times renew together
 // once one of them renews
@@ -284,21 +304,8 @@ TEST(ClusterElector, GroupsOfOneSlotElectedApartComeToRenewInOneScript) {
   ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, same_slot); }, 20s));
   leasehold::test::run_for(fleet.io, 2500ms);  // every cohort renewed at least twice: together
 
-  const auto renewals = [&] {
-    const leasehold::Metrics m = fleet.metrics(0);
-    std::uint64_t ok = 0;
-    for (const auto& g : m.groups) {
-      if (g.group != "default") ok += g.renewals_ok;
-      EXPECT_EQ(g.renewals_failed, 0u) << g.group;
-    }
-    return ok;
-  };
-  auto admin = topology.node(shard).admin();
-  const std::uint64_t renewals_before = renewals();
-  const std::uint64_t scripts_before = leasehold::test::script_calls(admin);
-  leasehold::test::run_for(fleet.io, 3000ms);
-  const std::uint64_t renewed = renewals() - renewals_before;
-  const std::uint64_t scripts = leasehold::test::script_calls(admin) - scripts_before;
+  const auto [renewed, scripts] =
+      renewals_and_scripts(fleet, topology, shard, {same_slot.begin(), same_slot.end()});
   EXPECT_GE(renewed, 24u) << "twelve groups, three heartbeats";
   EXPECT_LE(scripts * 5, renewed) << scripts << " scripts for " << renewed << " renewals";
   EXPECT_TRUE(fleet.events(0).revoked.empty());
@@ -326,20 +333,9 @@ TEST(ClusterElector, GroupsOfManySlotsOfOneShardRenewInOneScript) {
   ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
   leasehold::test::run_for(fleet.io, 1500ms);
 
-  const auto renewals = [&] {
-    std::uint64_t ok = 0;
-    for (const auto& g : fleet.metrics(0).groups) {
-      ok += g.renewals_ok;
-      EXPECT_EQ(g.renewals_failed, 0u) << g.group;
-    }
-    return ok;
-  };
-  auto admin = topology.node(shard).admin();
-  const std::uint64_t renewals_before = renewals();
-  const std::uint64_t scripts_before = leasehold::test::script_calls(admin);
-  leasehold::test::run_for(fleet.io, 3000ms);
-  const std::uint64_t renewed = renewals() - renewals_before;
-  const std::uint64_t scripts = leasehold::test::script_calls(admin) - scripts_before;
+  std::set<std::string> counted(groups.begin(), groups.end());
+  counted.insert("default");  // on the same shard
+  const auto [renewed, scripts] = renewals_and_scripts(fleet, topology, shard, counted);
   EXPECT_GE(renewed, 24u) << "twelve groups in twelve slots, three heartbeats";
   EXPECT_LE(scripts * 5, renewed) << scripts << " scripts for " << renewed << " renewals";
   EXPECT_TRUE(fleet.events(0).revoked.empty());
