@@ -147,7 +147,11 @@ void RedisTransport::flush_renewals() {
       }
     }
     if (batch.size() == 1) renew_one(batch.front());
-    if (batch.size() > 1) renew_many(std::move(batch), batch.front().slot != batch.back().slot);
+    if (batch.size() > 1) {
+      // Read before the move: the order of a call's arguments is unspecified.
+      const bool across_slots = batch.front().slot != batch.back().slot;
+      renew_many(std::move(batch), across_slots);
+    }
     batch.clear();
   }
   if (renewals_.empty()) {

@@ -274,10 +274,9 @@ std::pair<std::uint64_t, std::uint64_t> renewals_and_scripts(Fleet& fleet, Clust
 
 // Without cross-slot renewals one script renews only groups of one slot, so
 // the groups of a slot that were elected at different times renew together
-// once one of them renews
-// within half a heartbeat of the others: three cohorts of four, elected
-// 300 ms apart, become one script per heartbeat (three apart would be
-// three). The slot is on a shard the "default" group is not on.
+// once one of them renews within half a heartbeat of the others: three
+// cohorts of four, elected 300 ms apart, become one script per heartbeat
+// (three apart would be three). The slot is on a shard the "default" group is not on.
 TEST(ClusterElector, GroupsOfOneSlotElectedApartComeToRenewInOneScript) {
   ClusterTopologyOptions topology_options;
   topology_options.replicas_per_master = 0;
