@@ -53,6 +53,7 @@ void GroupApplier::apply(GroupState& g, const Output& out, TimePoint now) {
 }
 
 void GroupApplier::withdraw(GroupState& g, RevokeReason reason, TimePoint now) {
+  g.published_ns = 0;
   if (const std::int64_t previous = g.flag->publish(0); previous > 0) {
     audit(g, LeaseAuditEvent::Kind::ended, now, {});
   }
@@ -64,6 +65,8 @@ void GroupApplier::withdraw(GroupState& g, RevokeReason reason, TimePoint now) {
 void GroupApplier::publish(GroupState& g, TimePoint now) {
   const auto deadline = g.machine.deadline();
   const std::int64_t next = deadline ? to_ns(*deadline) : 0;
+  if (next == g.published_ns) return;
+  g.published_ns = next;
   const std::int64_t previous = g.flag->deadline_ns.load(std::memory_order_relaxed);
   if (next == previous || previous == LeaderFlag::closed) return;  // closed: the elector is gone
   using Kind = LeaseAuditEvent::Kind;

@@ -85,6 +85,9 @@ struct GroupState {
   const std::string_view name;  // the group: a view into `key`
   LeaseMachine machine;
   const std::shared_ptr<LeaderFlag> flag;
+  // What the executor last stored in *flag: most applies leave the deadline
+  // as it was, and comparing here spares the flag's cache line.
+  std::int64_t published_ns = 0;
 
   // The elector's executor only, unless marked.
   std::shared_ptr<TermState> term;  // made when somebody asks for a Term

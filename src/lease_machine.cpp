@@ -440,8 +440,8 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, const Rene
 // (confirm_renewal), and its lease counts from the send instant as ever.
 TimePoint LeaseMachine::renewal_wake() const noexcept {
   using std::chrono::nanoseconds;
-  const std::int64_t step =
-      std::min<std::int64_t>(nanoseconds(timing_.heartbeat_interval).count() / 64, nanoseconds(std::chrono::milliseconds(10)).count());
+  constexpr std::int64_t max_step = nanoseconds(std::chrono::milliseconds(25)).count();
+  const std::int64_t step = std::min<std::int64_t>(nanoseconds(timing_.heartbeat_interval).count() / 64, max_step);
   const TimePoint due = renewal_due();
   if (step <= 1) return due;
   const std::int64_t at = due.time_since_epoch().count();

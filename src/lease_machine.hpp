@@ -188,7 +188,7 @@ class LeaseMachine {
   /// or after the instant it was due when it was sent a little late.
   TimePoint renewal_due() const noexcept { return renew_from_ + timing_.heartbeat_interval; }
   /// When the machine asks to be woken for that renewal: renewal_due()
-  /// rounded up to a step of a 64th of the heartbeat (at most 10 ms).
+  /// rounded up to a step of a 64th of the heartbeat (at most 25 ms).
   TimePoint renewal_wake() const noexcept;
 
  private:

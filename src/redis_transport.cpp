@@ -244,6 +244,8 @@ void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis
                                   redis::Client* via) {
   const auto& renewals = batch.renewals;
   for (const Renewal& r : renewals) r.group->prefetch();
+  // Each answer extends its group's published deadline: a second miss.
+  for (const Renewal& r : renewals) detail::prefetch(r.group->flag.get());
   const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
   // Not one answer per group: no group's own answer can be told apart.
   if (!ec && !split) ec = make_error_code(errc::unexpected_reply);

@@ -12,54 +12,79 @@
 namespace leasehold::redis {
 
 // hiredis 1.x bounds array headers itself (redisReader::maxelements); 0.14
-// has no such field, so there the reply-function table's createArray is
-// wrapped instead, which also lets the error name the rejected count.
+// has no such field, so there createArray checks the count, which also lets
+// the error name the rejected count.
 #if defined(HIREDIS_MAJOR) && HIREDIS_MAJOR >= 1
 #define LEASEHOLD_HIREDIS_MAXELEMENTS 1
+using ElementCount = std::size_t;
 #else
 #define LEASEHOLD_HIREDIS_MAXELEMENTS 0
+using ElementCount = int;
 #endif
 
+// hiredis's reader builds each reply through these functions. They make our
+// Reply tree directly, each element in place in its parent's table: one
+// allocation per array instead of a redisReply per element, and no second
+// pass to copy the tree. They run inside C code: an exception must not
+// leave them (nullptr tells hiredis the allocation failed).
 struct ReplyDecoder::State {
   redisReader* reader = nullptr;
-#if !LEASEHOLD_HIREDIS_MAXELEMENTS
-  // hiredis's reply functions with createArray bounded; the reader points at
-  // this copy, and each task's privdata points back at this State.
   redisReplyObjectFunctions functions{};
-  void* (*hiredis_create_array)(const redisReadTask*, int) = nullptr;
   // The element count of a rejected array header, -1 while none was.
   long long rejected_elements = -1;
 
-  static void* create_bounded_array(const redisReadTask* task, int elements) {
-    auto* self = static_cast<State*>(task->privdata);
-    if (elements > max_array_elements) {
-      self->rejected_elements = elements;
+  static void* place(const redisReadTask* task, Reply&& value) noexcept {
+    try {
+      if (task->parent == nullptr) return new Reply(std::move(value));
+      auto* parent = static_cast<Reply*>(task->parent->obj);
+      Reply& element = parent->elements[static_cast<std::size_t>(task->idx)];
+      element = std::move(value);
+      return &element;
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  static void* create_string(const redisReadTask* task, char* text, std::size_t len) noexcept {
+    try {
+      std::string str(text, len);
+      switch (task->type) {
+        case REDIS_REPLY_ERROR: return place(task, Reply::make_error(std::move(str)));
+        case REDIS_REPLY_STATUS: return place(task, Reply::make_status(std::move(str)));
+        default: return place(task, Reply::make_string(std::move(str)));
+      }
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  static void* create_array(const redisReadTask* task, ElementCount elements) noexcept {
+    if (static_cast<long long>(elements) > max_array_elements) {
+      static_cast<State*>(task->privdata)->rejected_elements = static_cast<long long>(elements);
       return nullptr;  // hiredis makes this a sticky reader error
     }
-    return self->hiredis_create_array(task, elements);
+    try {
+      // RESP3 maps and sets (hiredis 1.x reads them even unasked) are arrays
+      // too: a map's keys and values alternate.
+      Reply array = Reply::make_array({});
+      array.elements.resize(static_cast<std::size_t>(elements));
+      return place(task, std::move(array));
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  static void* create_integer(const redisReadTask* task, long long value) noexcept {
+    return place(task, Reply::make_integer(value));
+  }
+  static void* create_nil(const redisReadTask* task) noexcept { return place(task, Reply{}); }
+#if LEASEHOLD_HIREDIS_MAXELEMENTS
+  static void* create_double(const redisReadTask* task, double, char* text, std::size_t len) noexcept {
+    return create_string(task, text, len);  // RESP3 only: its text, as sent
+  }
+  static void* create_bool(const redisReadTask* task, int value) noexcept {
+    return place(task, Reply::make_integer(value != 0 ? 1 : 0));  // RESP3 only
   }
 #endif
+  static void free_reply(void* reply) noexcept { delete static_cast<Reply*>(reply); }  // hiredis frees roots only
 };
-
-namespace {
-
-Reply convert(const redisReply& r) {
-  switch (r.type) {
-    case REDIS_REPLY_STRING: return Reply::make_string(std::string(r.str, r.len));
-    case REDIS_REPLY_STATUS: return Reply::make_status(std::string(r.str, r.len));
-    case REDIS_REPLY_ERROR: return Reply::make_error(std::string(r.str, r.len));
-    case REDIS_REPLY_INTEGER: return Reply::make_integer(r.integer);
-    case REDIS_REPLY_ARRAY: {
-      std::vector<Reply> elements;
-      elements.reserve(r.elements);
-      for (std::size_t i = 0; i < r.elements; ++i) elements.push_back(convert(*r.element[i]));
-      return Reply::make_array(std::move(elements));
-    }
-    default: return Reply{};  // REDIS_REPLY_NIL
-  }
-}
-
-}  // namespace
 
 Error ReplyDecoder::reader_error() const {
   // hiredis reports both a count below -1 and one above its bound (our limit
@@ -67,12 +92,10 @@ Error ReplyDecoder::reader_error() const {
   // on 1.x it has already dropped the header, so the count itself is lost.
   static constexpr std::string_view hiredis_out_of_range = "Multi-bulk length out of range";
   std::string why;
-#if !LEASEHOLD_HIREDIS_MAXELEMENTS
   if (state_->rejected_elements >= 0) {
     why = fmt::format("an array header announces {} elements, more than the limit of {}",
                       state_->rejected_elements, max_array_elements);
   }
-#endif
   if (why.empty()) {
     const std::string_view errstr = state_->reader->errstr;
     why = errstr == hiredis_out_of_range
@@ -119,17 +142,22 @@ void ReplyDecoder::Deleter::operator()(State* state) const noexcept {
 }
 
 ReplyDecoder::ReplyDecoder() : state_(new State) {
-  auto* r = redisReaderCreate();
+  auto& fn = state_->functions;
+  fn.createString = &State::create_string;
+  fn.createArray = &State::create_array;
+  fn.createInteger = &State::create_integer;
+  fn.createNil = &State::create_nil;
+#if LEASEHOLD_HIREDIS_MAXELEMENTS
+  fn.createDouble = &State::create_double;
+  fn.createBool = &State::create_bool;
+#endif
+  fn.freeObject = &State::free_reply;
+  auto* r = redisReaderCreateWithFunctions(&fn);
   if (r == nullptr) throw std::bad_alloc();
   state_->reader = r;
+  r->privdata = state_.get();
 #if LEASEHOLD_HIREDIS_MAXELEMENTS
   r->maxelements = max_array_elements;
-#else
-  state_->functions = *r->fn;
-  state_->hiredis_create_array = r->fn->createArray;
-  state_->functions.createArray = &State::create_bounded_array;
-  r->fn = &state_->functions;
-  r->privdata = state_.get();
 #endif
   // Keep hiredis from holding on to large buffers after a big reply.
   r->maxbuf = 64 * 1024;
@@ -153,9 +181,8 @@ std::optional<Reply> ReplyDecoder::next(Error& error) {
     return std::nullopt;
   }
   if (raw == nullptr) return std::nullopt;
-  std::unique_ptr<redisReply, void (*)(void*)> owned(static_cast<redisReply*>(raw),
-                                                      freeReplyObject);
-  return convert(*owned);
+  const std::unique_ptr<Reply> owned(static_cast<Reply*>(raw));
+  return std::move(*owned);
 }
 
 }  // namespace leasehold::redis

@@ -6,6 +6,8 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,9 @@ ScriptArguments::ScriptArguments(std::span<const std::string_view> keys, std::sp
   std::string command;
   encode_command(command, argv);
   encoded_ = without_array_header(command);
-  count_ = argv.size();
+  if (encoded_.size() > UINT32_MAX) throw std::length_error("script arguments longer than 4 GiB");
+  count_ = static_cast<std::uint32_t>(argv.size());
+  keys_end_ = static_cast<std::uint32_t>(find_keys_end());
 }
 
 namespace {
@@ -45,13 +49,23 @@ std::pair<std::string_view, std::size_t> bulk_at(std::string_view encoded, std::
 
 }  // namespace
 
-std::pair<std::string_view, std::size_t> ScriptArguments::encoded_keys() const {
+// numkeys comes first: its value, and where the first key starts.
+std::pair<std::size_t, std::size_t> ScriptArguments::numkeys() const {
   const auto [numkeys, first] = bulk_at(encoded_, 0);
   std::size_t count = 0;
   std::from_chars(numkeys.data(), numkeys.data() + numkeys.size(), count);
-  std::size_t end = first;
+  return {count, first};
+}
+
+std::size_t ScriptArguments::find_keys_end() const {
+  auto [count, end] = numkeys();
   for (std::size_t i = 0; i < count; ++i) end = bulk_at(encoded_, end).second;
-  return {std::string_view(encoded_).substr(first, end - first), count};
+  return end;
+}
+
+std::pair<std::string_view, std::size_t> ScriptArguments::encoded_keys() const {
+  const auto [count, first] = numkeys();
+  return {std::string_view(encoded_).substr(first, keys_end_ - first), count};
 }
 
 std::string_view ScriptArguments::key(std::size_t index) const {
@@ -91,12 +105,15 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
   out.encoded_.append(ahead);
   for (const ScriptArguments* part : parts) out.encoded_.append(part->encoded_keys().first);
-  out.count_ = 1 + count;
+  std::size_t argc = 1 + count;
   if (as_keys) {
     out.shared_ = shared;
   } else if (shared != nullptr) {
-    out.count_ += shared->count_;
+    argc += shared->count_;
   }
+  if (out.encoded_.size() > UINT32_MAX) throw std::length_error("script arguments longer than 4 GiB");
+  out.count_ = static_cast<std::uint32_t>(argc);
+  out.keys_end_ = static_cast<std::uint32_t>(out.find_keys_end());
   return out;
 }
 

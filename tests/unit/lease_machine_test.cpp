@@ -65,9 +65,9 @@ constexpr TimePoint kT0 = TimePoint{} + 1h;  // the simulated clock's starting i
 constexpr std::int64_t kToken = 7;
 
 // The wake a renewal due at `due` asks for: rounded up to the machine's grid
-// of a 64th of the heartbeat, at most 10 ms (10 ms here).
+// of a 64th of the heartbeat, at most 25 ms (25 ms here: 1666 ms / 64 is 26).
 TimePoint renewal_grid(TimePoint due) {
-  return TimePoint(std::chrono::ceil<std::chrono::milliseconds>(due.time_since_epoch() / 10) * 10);
+  return TimePoint(std::chrono::ceil<std::chrono::milliseconds>(due.time_since_epoch() / 25) * 25);
 }
 
 // An optional instant that gtest prints as an offset from kT0.

@@ -54,6 +54,75 @@ TEST(ReplyDecoder, RepliesSplitAtEveryByteDecodeWhole) {
   EXPECT_EQ(replies, 3);
 }
 
+// The reader builds the tree in place (each element in its parent's table):
+// every type keeps its place, however deep.
+TEST(ReplyDecoder, NestedRepliesKeepEveryTypeAndPlace) {
+  using namespace std::string_literals;  // the stream holds a NUL byte
+  const std::string stream =
+      "*5\r\n*0\r\n*-1\r\n*3\r\n:-7\r\n*2\r\n$0\r\n\r\n-MOVED 5 h:1\r\n$-1\r\n+QUEUED\r\n$3\r\na\0b\r\n"s;
+  redis::ReplyDecoder decoder;
+  ASSERT_FALSE(decoder.feed(stream.data(), stream.size()));
+  leasehold::Error error;
+  const auto reply = decoder.next(error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_TRUE(reply && reply->is_array());
+  ASSERT_EQ(reply->elements.size(), 5u);
+  EXPECT_TRUE(reply->elements[0].is_array());
+  EXPECT_TRUE(reply->elements[0].elements.empty());
+  EXPECT_TRUE(reply->elements[1].is_nil());
+  const auto& inner = reply->elements[2];
+  ASSERT_TRUE(inner.is_array());
+  ASSERT_EQ(inner.elements.size(), 3u);
+  EXPECT_TRUE(inner.elements[0].is_integer());
+  EXPECT_EQ(inner.elements[0].integer, -7);
+  ASSERT_EQ(inner.elements[1].elements.size(), 2u);
+  EXPECT_TRUE(inner.elements[1].elements[0].is_string());
+  EXPECT_EQ(inner.elements[1].elements[0].str, "");
+  EXPECT_TRUE(inner.elements[1].elements[1].is_error());
+  EXPECT_EQ(inner.elements[1].elements[1].str, "MOVED 5 h:1");
+  EXPECT_TRUE(inner.elements[2].is_nil());
+  EXPECT_TRUE(reply->elements[3].is_status());
+  EXPECT_EQ(reply->elements[3].str, "QUEUED");
+  EXPECT_EQ(reply->elements[4].str, std::string("a\0b", 3));
+  EXPECT_FALSE(decoder.next(error));
+  EXPECT_FALSE(error);
+}
+
+// A tree cut off by a protocol error, or by the decoder's end, is freed
+// (the sanitizer build checks for leaks).
+TEST(ReplyDecoder, APartialTreeIsFreedOnErrorAndWithTheDecoder) {
+  EXPECT_TRUE(error_after("*3\r\n*2\r\n$5\r\nhello\r\n?bad\r\n"));
+  redis::ReplyDecoder decoder;
+  const std::string_view half = "*2\r\n*2\r\n:1\r\n";
+  ASSERT_FALSE(decoder.feed(half.data(), half.size()));
+  leasehold::Error error;
+  EXPECT_FALSE(decoder.next(error));
+  EXPECT_FALSE(error);
+}
+
+#if HIREDIS_MAJOR >= 1
+// hiredis 1.x reads RESP3 types even on a RESP2 connection: a server that
+// sends them unasked still gets a reply of the nearest RESP2 shape.
+TEST(ReplyDecoder, Resp3TypesDecodeToTheNearestRespTwoShape) {
+  const std::string stream = "*5\r\n,3.5\r\n#t\r\n_\r\n%1\r\n+k\r\n:2\r\n~1\r\n:9\r\n";
+  redis::ReplyDecoder decoder;
+  ASSERT_FALSE(decoder.feed(stream.data(), stream.size()));
+  leasehold::Error error;
+  const auto reply = decoder.next(error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_TRUE(reply && reply->is_array());
+  ASSERT_EQ(reply->elements.size(), 5u);
+  EXPECT_EQ(reply->elements[0].str, "3.5");
+  EXPECT_EQ(reply->elements[1].integer, 1);
+  EXPECT_TRUE(reply->elements[2].is_nil());
+  ASSERT_EQ(reply->elements[3].elements.size(), 2u);  // a map: key, value
+  EXPECT_EQ(reply->elements[3].elements[0].str, "k");
+  EXPECT_EQ(reply->elements[3].elements[1].integer, 2);
+  ASSERT_EQ(reply->elements[4].elements.size(), 1u);
+  EXPECT_EQ(reply->elements[4].elements[0].integer, 9);
+}
+#endif
+
 TEST(ReplyDecoder, AnArrayAtTheElementLimitIsAccepted) {
   std::string stream = "*" + std::to_string(redis::ReplyDecoder::max_array_elements) + "\r\n";
   for (int i = 0; i < redis::ReplyDecoder::max_array_elements; ++i) stream += ":1\r\n";

@@ -4,6 +4,7 @@
 // them encoded instead of building and formatting them on every renewal.
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -63,11 +64,16 @@ class ScriptArguments {
                                 bool as_keys);
   /// This call's keys, still encoded, and how many.
   std::pair<std::string_view, std::size_t> encoded_keys() const;
+  std::pair<std::size_t, std::size_t> numkeys() const;
+  std::size_t find_keys_end() const;
 
   // RESP bulk strings of numkeys, the keys and the arguments (hiredis's
   // encoding without its array header, which depends on the verb's slots).
   std::string encoded_;
-  std::size_t count_ = 0;
+  std::uint32_t count_ = 0;
+  // Where the keys end in encoded_: batches copy each part's keys, and
+  // finding them again would read every key's length.
+  std::uint32_t keys_end_ = 0;
   const SharedArguments* shared_ = nullptr;
 };
 
