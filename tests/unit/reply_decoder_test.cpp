@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,17 @@ leasehold::Error error_after(std::string_view bytes) {
   while (decoder.next(error)) {
   }
   return error;
+}
+
+// Feeds `bytes` and decodes the first reply; nullopt (and a test failure)
+// on an error.
+std::optional<redis::Reply> first_reply(std::string_view bytes) {
+  redis::ReplyDecoder decoder;
+  leasehold::Error error = decoder.feed(bytes.data(), bytes.size());
+  std::optional<redis::Reply> reply;
+  if (!error) reply = decoder.next(error);
+  EXPECT_FALSE(error) << error.message();
+  return reply;
 }
 
 }  // namespace
@@ -58,13 +70,8 @@ TEST(ReplyDecoder, RepliesSplitAtEveryByteDecodeWhole) {
 // every type keeps its place, however deep.
 TEST(ReplyDecoder, NestedRepliesKeepEveryTypeAndPlace) {
   using namespace std::string_literals;  // the stream holds a NUL byte
-  const std::string stream =
-      "*5\r\n*0\r\n*-1\r\n*3\r\n:-7\r\n*2\r\n$0\r\n\r\n-MOVED 5 h:1\r\n$-1\r\n+QUEUED\r\n$3\r\na\0b\r\n"s;
-  redis::ReplyDecoder decoder;
-  ASSERT_FALSE(decoder.feed(stream.data(), stream.size()));
-  leasehold::Error error;
-  const auto reply = decoder.next(error);
-  ASSERT_FALSE(error) << error.message();
+  const auto reply = first_reply(
+      "*5\r\n*0\r\n*-1\r\n*3\r\n:-7\r\n*2\r\n$0\r\n\r\n-MOVED 5 h:1\r\n$-1\r\n+QUEUED\r\n$3\r\na\0b\r\n"s);
   ASSERT_TRUE(reply && reply->is_array());
   ASSERT_EQ(reply->elements.size(), 5u);
   EXPECT_TRUE(reply->elements[0].is_array());
@@ -84,8 +91,6 @@ TEST(ReplyDecoder, NestedRepliesKeepEveryTypeAndPlace) {
   EXPECT_TRUE(reply->elements[3].is_status());
   EXPECT_EQ(reply->elements[3].str, "QUEUED");
   EXPECT_EQ(reply->elements[4].str, std::string("a\0b", 3));
-  EXPECT_FALSE(decoder.next(error));
-  EXPECT_FALSE(error);
 }
 
 // A tree cut off by a protocol error, or by the decoder's end, is freed
@@ -104,12 +109,7 @@ TEST(ReplyDecoder, APartialTreeIsFreedOnErrorAndWithTheDecoder) {
 // hiredis 1.x reads RESP3 types even on a RESP2 connection: a server that
 // sends them unasked still gets a reply of the nearest RESP2 shape.
 TEST(ReplyDecoder, Resp3TypesDecodeToTheNearestRespTwoShape) {
-  const std::string stream = "*5\r\n,3.5\r\n#t\r\n_\r\n%1\r\n+k\r\n:2\r\n~1\r\n:9\r\n";
-  redis::ReplyDecoder decoder;
-  ASSERT_FALSE(decoder.feed(stream.data(), stream.size()));
-  leasehold::Error error;
-  const auto reply = decoder.next(error);
-  ASSERT_FALSE(error) << error.message();
+  const auto reply = first_reply("*5\r\n,3.5\r\n#t\r\n_\r\n%1\r\n+k\r\n:2\r\n~1\r\n:9\r\n");
   ASSERT_TRUE(reply && reply->is_array());
   ASSERT_EQ(reply->elements.size(), 5u);
   EXPECT_EQ(reply->elements[0].str, "3.5");
@@ -126,11 +126,7 @@ TEST(ReplyDecoder, Resp3TypesDecodeToTheNearestRespTwoShape) {
 TEST(ReplyDecoder, AnArrayAtTheElementLimitIsAccepted) {
   std::string stream = "*" + std::to_string(redis::ReplyDecoder::max_array_elements) + "\r\n";
   for (int i = 0; i < redis::ReplyDecoder::max_array_elements; ++i) stream += ":1\r\n";
-  redis::ReplyDecoder decoder;
-  ASSERT_FALSE(decoder.feed(stream.data(), stream.size()));
-  leasehold::Error error;
-  const auto reply = decoder.next(error);
-  ASSERT_FALSE(error) << error.message();
+  const auto reply = first_reply(stream);
   ASSERT_TRUE(reply && reply->is_array());
   EXPECT_EQ(reply->elements.size(), static_cast<std::size_t>(redis::ReplyDecoder::max_array_elements));
 }
