@@ -1,6 +1,8 @@
 #include "lease_replies.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <limits>
 
 namespace leasehold::detail {
@@ -11,7 +13,11 @@ std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::
   if (!e[0].is_integer() || !e[1].is_string() || !e[2].is_integer() || !e[3].is_integer()) {
     return std::nullopt;
   }
-  AcquireReply parsed{e[0].integer == 1, e[1].str, e[2].integer, e[3].integer};
+  // A PTTL beyond a year is a foreign key's (or a hostile server's): read as
+  // a year, which every use caps far lower, so that instants computed from
+  // it cannot overflow (steady_clock counts nanoseconds in 64 bits).
+  constexpr std::int64_t max_pttl_ms = std::int64_t{365} * 24 * 3600 * 1000;
+  AcquireReply parsed{e[0].integer == 1, e[1].str, std::min(e[2].integer, max_pttl_ms), e[3].integer};
   if (parsed.acquired && parsed.holder != instance_id) return std::nullopt;
   if (e.size() == 5) {
     // Only a refusal under our own id names a rival incarnation.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <new>
 #include <string_view>
@@ -32,14 +33,19 @@ struct ReplyDecoder::State {
   redisReplyObjectFunctions functions{};
   // The element count of a rejected array header, -1 while none was.
   long long rejected_elements = -1;
+  // Room made for an array's elements before they arrive: every reply
+  // leasehold asks for fits (a batch of renewals answers 64).
+  static constexpr std::size_t reserved_elements = 1024;
 
+  // hiredis makes an array's elements in order, depth first, and keeps only
+  // the objects of the path it is filling: an element appended to its
+  // parent's table stays where it is for as long as hiredis points at it.
   static void* place(const redisReadTask* task, Reply&& value) noexcept {
     try {
       if (task->parent == nullptr) return new Reply(std::move(value));
-      auto* parent = static_cast<Reply*>(task->parent->obj);
-      Reply& element = parent->elements[static_cast<std::size_t>(task->idx)];
-      element = std::move(value);
-      return &element;
+      auto& elements = static_cast<Reply*>(task->parent->obj)->elements;
+      if (static_cast<std::size_t>(task->idx) != elements.size()) return nullptr;  // not in order: refuse
+      return &elements.emplace_back(std::move(value));
     } catch (...) {
       return nullptr;
     }
@@ -63,9 +69,11 @@ struct ReplyDecoder::State {
     }
     try {
       // RESP3 maps and sets (hiredis 1.x reads them even unasked) are arrays
-      // too: a map's keys and values alternate.
+      // too: a map's keys and values alternate. The table grows as elements
+      // arrive: a header alone (up to max_array_elements, nested) must not
+      // cost what its elements would.
       Reply array = Reply::make_array({});
-      array.elements.resize(static_cast<std::size_t>(elements));
+      array.elements.reserve(std::min<std::size_t>(static_cast<std::size_t>(elements), reserved_elements));
       return place(task, std::move(array));
     } catch (...) {
       return nullptr;

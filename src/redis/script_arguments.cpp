@@ -103,6 +103,7 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   const std::string_view ahead = as_keys || shared == nullptr ? std::string_view() : shared->encoded_;
   out.encoded_.reserve(bytes + ahead.size() + numkeys.size() + 16);
   out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
+  const std::size_t keys_end = out.encoded_.size() + (as_keys ? bytes : 0);
   out.encoded_.append(ahead);
   for (const ScriptArguments* part : parts) out.encoded_.append(part->encoded_keys().first);
   std::size_t argc = 1 + count;
@@ -113,7 +114,7 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   }
   if (out.encoded_.size() > UINT32_MAX) throw std::length_error("script arguments longer than 4 GiB");
   out.count_ = static_cast<std::uint32_t>(argc);
-  out.keys_end_ = static_cast<std::uint32_t>(out.find_keys_end());
+  out.keys_end_ = static_cast<std::uint32_t>(keys_end);
   return out;
 }
 

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <limits>
 
 namespace {
 
@@ -206,6 +208,13 @@ TEST(LeaseReplies, RenewAndAcquireShapes) {
       << "a rival is only ever named under our own id";
   EXPECT_FALSE(d::parse_acquire_reply(array({integer(1), string("me"), integer(900), integer(4), string("inc")}),
                                       "me"));
+
+  // Found by the reply fuzzer: an enormous PTTL overflowed the instants the
+  // machine computes from it. It reads as a year.
+  const auto forever = d::parse_acquire_reply(
+      array({integer(0), string("other"), integer(std::numeric_limits<std::int64_t>::max()), integer(0)}), "me");
+  ASSERT_TRUE(forever);
+  EXPECT_EQ(forever->pttl_ms, std::int64_t{365} * 24 * 3600 * 1000);
 }
 
 }  // namespace

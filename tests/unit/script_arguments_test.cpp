@@ -98,6 +98,16 @@ TEST(ScriptArguments, KeysOfSeveralCallsEncodeAsTheWholeBatchCommand) {
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "5", first_keys[0], first_keys[1], second_keys[0], second_keys[1],
                         second_keys[2], shared_args[0], shared_args[1]}));
   EXPECT_EQ(batch.key(2), "leader:{bb}");
+  EXPECT_EQ(batch.key(4), "leader:{bb}:bid");
+  EXPECT_EQ(batch.key(5), "");  // the shared ARGV after the keys is not a key
+
+  // A batch is a part like any other: its keys end where its own ARGV begins.
+  const std::array<const redis::ScriptArguments*, 2> again{&batch, &first};
+  const redis::ScriptArguments nested = redis::ScriptArguments::keys_of(again, nullptr);
+  out.clear();
+  nested.encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "7", first_keys[0], first_keys[1], second_keys[0], second_keys[1],
+                        second_keys[2], first_keys[0], first_keys[1]}));
 
   const redis::ScriptArguments none = redis::ScriptArguments::keys_of({}, nullptr);
   out.clear();

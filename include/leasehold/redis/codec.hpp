@@ -51,16 +51,15 @@ class Request {
   std::size_t commands_ = 0;
 };
 
-/// Incremental RESP2 decoder over hiredis's redisReader.
+/// Incremental RESP2 decoder over hiredis's redisReader, which builds each
+/// Reply through leasehold's own functions.
 ///
-/// hiredis allocates an array's element table as soon as it reads the
-/// header, so a bad or hostile "*<huge>" header would be a multi-gigabyte
-/// allocation before a single element arrived. Headers above
-/// max_array_elements are a protocol error instead.
+/// An array's element table grows as its elements arrive, so a bad or
+/// hostile "*<huge>" header costs no more memory than a small one until
+/// its elements come. Headers above max_array_elements are a protocol error.
 class ReplyDecoder {
  public:
-  /// Far above any reply leasehold asks for (SCAN pages of ~1000 keys), small
-  /// enough that one header costs at most 8 MiB.
+  /// Far above any reply leasehold asks for (SCAN pages of ~1000 keys).
   static constexpr int max_array_elements = 1 << 20;
 
   ReplyDecoder();
