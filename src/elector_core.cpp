@@ -252,8 +252,7 @@ void ElectorCore::work_drained(GroupState& g, TimePoint now) {
 // ---- wakes -------------------------------------------------------------------
 
 void ElectorCore::schedule(GroupState& g, std::optional<TimePoint> wake) {
-  wakes_.set(g, lifecycle() == Lifecycle::stopped ? std::nullopt : wake);
-  arm();
+  if (wakes_.set(g, lifecycle() == Lifecycle::stopped ? std::nullopt : wake)) arm();
 }
 
 void ElectorCore::arm() {

@@ -1,5 +1,7 @@
 #include "lease_scripts.hpp"
 
+#include <leasehold/key_layout.hpp>
+
 #include <string>
 #include <string_view>
 
@@ -130,9 +132,14 @@ return answers
 const redis::Script& renew_node_script() {
   static const redis::Script script(std::string("#!lua flags=allow-cross-slot-keys\n")
                                         .append(renew_function)
+                                        .append("local holder, bid = '")
+                                        .append(KeyLayout::holder_suffix)
+                                        .append("', '")
+                                        .append(KeyLayout::bid_suffix)
+                                        .append("'\n")
                                         .append(R"lua(local answers = {}
-for i = 4, #ARGV, 4 do
-  local ok, answer = pcall(renew, ARGV[i], ARGV[i + 2], ARGV[i + 3])
+for i = 4, #ARGV do
+  local ok, answer = pcall(renew, ARGV[i], ARGV[i] .. holder, ARGV[i] .. bid)
   if not ok then answer = {err = type(answer) == 'table' and answer.err or tostring(answer)} end
   answers[#answers + 1] = answer
 end

@@ -57,7 +57,9 @@ inline constexpr std::size_t renew_batch_keys_per_group = 4;
 /// The same for groups in several slots that one cluster node serves
 /// (Redis 7.0 and later: the allow-cross-slot-keys flag). No KEYS, as a
 /// script's declared keys must share a slot. ARGV: instance id, ttl in ms,
-/// incarnation, then each group's four keys. A group whose keys the node
+/// incarnation, then each group's lease key: the script names the holder
+/// record and the bid after it (KeyLayout's suffixes), so that a renewal
+/// sends a quarter of the bytes. A group whose keys the node
 /// does not serve (its slot moved, or is moving) gets an error reply in
 /// its place; the others are renewed all the same.
 const redis::Script& renew_node_script();

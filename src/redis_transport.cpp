@@ -181,7 +181,8 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
     batch_parts_.push_back(&r.group->lease_arguments);
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
-  batch->arguments.emplace(across_slots ? redis::ScriptArguments::args_of(batch_parts_, renew_argv_)
+  // Across slots only the lease keys go: the script names the rest.
+  batch->arguments.emplace(across_slots ? redis::ScriptArguments::args_of(batch_parts_, renew_argv_, 1)
                                         : redis::ScriptArguments::keys_of(batch_parts_, &renew_argv_));
   commands_.eval(across_slots ? renew_node_script() : renew_batch_script(), *batch->arguments,
                  batch->renewals.front().slot,

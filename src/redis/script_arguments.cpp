@@ -63,9 +63,12 @@ std::size_t ScriptArguments::find_keys_end() const {
   return end;
 }
 
-std::pair<std::string_view, std::size_t> ScriptArguments::encoded_keys() const {
+std::pair<std::string_view, std::size_t> ScriptArguments::encoded_keys(std::size_t most) const {
   const auto [count, first] = numkeys();
-  return {std::string_view(encoded_).substr(first, keys_end_ - first), count};
+  if (most >= count) return {std::string_view(encoded_).substr(first, keys_end_ - first), count};
+  std::size_t end = first;
+  for (std::size_t i = 0; i < most; ++i) end = bulk_at(encoded_, end).second;
+  return {std::string_view(encoded_).substr(first, end - first), most};
 }
 
 std::string_view ScriptArguments::key(std::size_t index) const {
@@ -78,23 +81,23 @@ std::string_view ScriptArguments::key(std::size_t index) const {
 
 ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
                                          const SharedArguments* shared) {
-  return joined(parts, shared, true);
+  return joined(parts, shared, true, all_keys);
 }
 
 ScriptArguments ScriptArguments::args_of(std::span<const ScriptArguments* const> parts,
-                                         const SharedArguments& shared) {
-  return joined(parts, &shared, false);
+                                         const SharedArguments& shared, std::size_t keys_each) {
+  return joined(parts, &shared, false, keys_each);
 }
 
 // numkeys, then the parts' keys as KEYS with `shared` after them, or no KEYS
 // and `shared` copied ahead of the parts' keys.
 ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
-                                        bool as_keys) {
+                                        bool as_keys, std::size_t keys_each) {
   for (const ScriptArguments* part : parts) detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
   for (const ScriptArguments* part : parts) {
-    const auto [keys, n] = part->encoded_keys();
+    const auto [keys, n] = part->encoded_keys(keys_each);
     count += n;
     bytes += keys.size();
   }
@@ -105,7 +108,7 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
   const std::size_t keys_end = out.encoded_.size() + (as_keys ? bytes : 0);
   out.encoded_.append(ahead);
-  for (const ScriptArguments* part : parts) out.encoded_.append(part->encoded_keys().first);
+  for (const ScriptArguments* part : parts) out.encoded_.append(part->encoded_keys(keys_each).first);
   std::size_t argc = 1 + count;
   if (as_keys) {
     out.shared_ = shared;

@@ -1,7 +1,9 @@
 // The release and hand-over scripts of a Redis Cluster (SPUBLISH notices) on
 // a server that lacks SPUBLISH (Redis before 7.0, emulated by renaming the
 // command away): the lease is still released or handed over, and the script
-// says so; only the notice is missing, and standbys then poll.
+// says so; only the notice is missing, and standbys then poll. And the
+// renewal across a node's slots, given only the lease keys, answers as the
+// batch given every key does.
 
 #include "lease_scripts.hpp"
 #include "support/io_helpers.hpp"
@@ -20,12 +22,9 @@ namespace {
 namespace lh = leasehold;
 using namespace std::chrono_literals;
 
-struct WithoutShardedPubSub {
-  static lh::test::RedisServerOptions options() {
-    lh::test::RedisServerOptions o;
-    o.extra_config = {"rename-command SPUBLISH \"\""};
-    return o;
-  }
+// A private server and a client that runs scripts on it.
+struct ScriptServer {
+  explicit ScriptServer(const lh::test::RedisServerOptions& options = {}) : server(options) {}
   lh::redis::Reply eval(const lh::redis::Script& script, std::vector<std::string> keys,
                         std::vector<std::string> args) {
     if (!client.connected()) {
@@ -42,9 +41,18 @@ struct WithoutShardedPubSub {
     return reply.value_or(lh::redis::Reply{});
   }
 
-  lh::test::RedisServer server{options()};
+  lh::test::RedisServer server;
   boost::asio::io_context io;
   lh::redis::Client client{io.get_executor(), lh::RedisOptions::from_url(server.url())};
+};
+
+struct WithoutShardedPubSub : ScriptServer {
+  static lh::test::RedisServerOptions options() {
+    lh::test::RedisServerOptions o;
+    o.extra_config = {"rename-command SPUBLISH \"\""};
+    return o;
+  }
+  WithoutShardedPubSub() : ScriptServer(options()) {}
 };
 
 TEST(ShardedNoticeScripts, ReleaseWithoutSpublishStillReleases) {
@@ -67,6 +75,55 @@ TEST(ShardedNoticeScripts, HandOverWithoutSpublishStillSeatsTheBidder) {
                             {"me", "leader:{g}:released", "", "you", "inc-2", "0", "5000"});
   EXPECT_TRUE(reply.is_integer() && reply.integer == 1) << reply.debug_string();
   EXPECT_EQ(admin.get("leader:{g}"), std::optional<std::string>("you"));
+}
+
+// Four groups in the states a renewal tells apart: ours (renewed), ours
+// with another incarnation in the holder record (a duplicate id), ours with
+// a standby's bid, and another instance's. The node script, given each
+// group's lease key only, names the holder record and the bid itself: its
+// answers must be the batch script's, which is given all four keys.
+TEST(RenewScripts, TheNodeScriptGivenLeaseKeysAnswersAsTheBatchGivenEveryKey) {
+  ScriptServer s;
+  auto admin = s.server.admin();
+  const std::vector<std::string> groups{"ours", "twin", "bid", "theirs"};
+  const auto reset = [&] {
+    for (const auto& g : groups) {
+      const std::string lease = "leader:{" + g + "}";
+      admin.call({"SET", lease, g == "theirs" ? "other" : "me", "PX", "1000"});
+      admin.call({"HSET", lease + ":holder", "incarnation", g == "twin" ? "inc-9" : "inc-1"});
+    }
+    admin.call({"HSET", "leader:{bid}:bid", "id", "you", "incarnation", "inc-2", "priority", "5"});
+  };
+  const std::vector<std::string> args{"me", "5000", "inc-1"};
+  std::vector<std::string> keys, leases;
+  for (const auto& g : groups) {
+    const std::string lease = "leader:{" + g + "}";
+    leases.push_back(lease);
+    keys.insert(keys.end(), {lease, lease + ":token", lease + ":holder", lease + ":bid"});
+  }
+  std::vector<std::string> node_args = args;
+  node_args.insert(node_args.end(), leases.begin(), leases.end());
+
+  reset();
+  const auto batch = s.eval(lh::detail::renew_batch_script(), keys, args);
+  reset();
+  const auto node = s.eval(lh::detail::renew_node_script(), {}, node_args);
+  ASSERT_TRUE(node.is_array()) << node.debug_string();
+  EXPECT_EQ(node.debug_string(), batch.debug_string());
+  ASSERT_EQ(node.elements.size(), 4u);
+  EXPECT_EQ(node.elements[0].debug_string(), lh::redis::Reply::make_integer(1).debug_string());
+  EXPECT_EQ(node.elements[1].debug_string(),
+            lh::redis::Reply::make_array({lh::redis::Reply::make_integer(0), lh::redis::Reply::make_string("inc-9")})
+                .debug_string());
+  ASSERT_TRUE(node.elements[2].is_array());
+  ASSERT_EQ(node.elements[2].elements.size(), 4u);
+  EXPECT_EQ(node.elements[2].elements[1].str, "you");
+  EXPECT_EQ(node.elements[2].elements[3].integer, 5);
+  EXPECT_EQ(node.elements[3].debug_string(), lh::redis::Reply::make_integer(0).debug_string());
+  // Renewed: the lease now lasts the ttl given, not the 1 s set above.
+  const auto pttl = admin.call({"PTTL", "leader:{ours}"});
+  EXPECT_GT(pttl.integer, 1000);
+  EXPECT_EQ(admin.call({"PTTL", "leader:{theirs}"}).integer <= 1000, true);
 }
 
 }  // namespace

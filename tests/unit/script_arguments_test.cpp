@@ -130,4 +130,20 @@ TEST(ScriptArguments, ArgsOfSeveralCallsPutTheSharedArgumentsFirstAndNoKeys) {
   EXPECT_EQ(out, whole({"EVAL", script.body(), "0", shared_args[0], shared_args[1], first_keys[0], first_keys[1],
                         second_keys[0]}));
   EXPECT_EQ(batch.key(0), "");  // no KEYS
+
+  // Only each part's first key (the renewal across slots: the script names
+  // the rest), and none beyond a part's own count.
+  const redis::ScriptArguments leases = redis::ScriptArguments::args_of(parts, shared, 1);
+  out.clear();
+  leases.encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0", shared_args[0], shared_args[1], first_keys[0], second_keys[0]}));
+  const redis::ScriptArguments two = redis::ScriptArguments::args_of(parts, shared, 2);
+  out.clear();
+  two.encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0", shared_args[0], shared_args[1], first_keys[0], first_keys[1],
+                        second_keys[0]}));
+  const redis::ScriptArguments no_keys = redis::ScriptArguments::args_of(parts, shared, 0);
+  out.clear();
+  no_keys.encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0", shared_args[0], shared_args[1]}));
 }

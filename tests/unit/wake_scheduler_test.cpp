@@ -28,12 +28,14 @@ TEST(WakeScheduler, ArmsForTheEarliestWakeAndOnlyReArmsForAnEarlierOne) {
   leasehold::detail::WakeScheduler<Item> s(16);
   Item a{1}, b{2}, c{3};
   EXPECT_FALSE(s.arm().has_value());  // nothing queued
-  s.set(a, t0 + 100ms);
+  EXPECT_TRUE(s.set(a, t0 + 100ms));  // nothing armed: arm() has an instant
   EXPECT_EQ(s.arm(), t0 + 100ms);
-  s.set(b, t0 + 200ms);
+  EXPECT_FALSE(s.set(b, t0 + 200ms));  // after the armed wake: no need to ask
   EXPECT_FALSE(s.arm().has_value());  // armed earlier already
-  s.set(c, t0 + 50ms);
+  EXPECT_TRUE(s.set(c, t0 + 50ms));
   EXPECT_EQ(s.arm(), t0 + 50ms);
+  EXPECT_FALSE(s.set(c, std::nullopt));  // removed: the armed timer fires and finds nothing
+  EXPECT_FALSE(s.arm().has_value());
   EXPECT_FALSE(s.expired(t0 + 100ms));  // the first arming was replaced
   EXPECT_TRUE(s.expired(t0 + 50ms));
 }

@@ -52,7 +52,13 @@ class ScriptArguments {
   /// part's keys in turn. For a script that reaches keys of several slots
   /// held by one cluster node, which it may not declare (a script's KEYS
   /// must share a slot; undeclared keys need the allow-cross-slot-keys flag).
-  static ScriptArguments args_of(std::span<const ScriptArguments* const> parts, const SharedArguments& shared);
+  /// `keys_each`: only each part's first keys, at most that many (a script
+  /// that derives the other keys' names from the first sends less).
+  static ScriptArguments args_of(std::span<const ScriptArguments* const> parts, const SharedArguments& shared,
+                                 std::size_t keys_each = all_keys);
+
+  /// keys_each of args_of(): every key of each part.
+  static constexpr std::size_t all_keys = SIZE_MAX;
 
   /// Appends the whole call to `out`: EVALSHA with the script's SHA1, or
   /// (`by_body`) EVAL with its body, which also reloads it after NOSCRIPT.
@@ -61,9 +67,9 @@ class ScriptArguments {
  private:
   ScriptArguments() = default;
   static ScriptArguments joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
-                                bool as_keys);
-  /// This call's keys, still encoded, and how many.
-  std::pair<std::string_view, std::size_t> encoded_keys() const;
+                                bool as_keys, std::size_t keys_each);
+  /// This call's first keys (at most `most`), still encoded, and how many.
+  std::pair<std::string_view, std::size_t> encoded_keys(std::size_t most = all_keys) const;
   std::pair<std::size_t, std::size_t> numkeys() const;
   std::size_t find_keys_end() const;
 
