@@ -464,13 +464,17 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     if (timer_armed_ && fires_at == timer_fires_at_) return;
     timer_armed_ = true;
     timer_fires_at_ = fires_at;
-    timer_.expires_at(fires_at);
-    timer_.async_wait(asio::bind_executor(strand_, [self = shared_from_this(), fires_at](error_code ec) {
+    auto expired = [self = shared_from_this(), fires_at](error_code ec) {
       // An expiry already queued when the timer was moved still runs.
       if (ec || !self->timer_armed_ || self->timer_fires_at_ != fires_at) return;
       self->timer_armed_ = false;
       self->core_.timer_expired(self->timer_wanted_, Clock::now());
-    }));
+    };
+    // Due already (a burst of wakes spread over turns): the next turn. A
+    // timer would reprogram the kernel's timer twice for it.
+    if (fires_at <= Clock::now()) return asio::post(strand_, [expired = std::move(expired)] { expired({}); });
+    timer_.expires_at(fires_at);
+    timer_.async_wait(asio::bind_executor(strand_, std::move(expired)));
   }
 
   void resume_later() override {

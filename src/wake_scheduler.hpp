@@ -69,7 +69,6 @@ class WakeScheduler {
   void fire(TimePoint now, Wake&& wake) {
     due_.clear();
     wheel_.take_due(now, per_turn_, due_);
-    for (const std::uint32_t id : due_) wheel_.prefetch_item(id);
     if constexpr (requires(T& item) { item.prefetch(); }) {
       for (const std::uint32_t id : due_) wheel_.item(id).prefetch();
     }

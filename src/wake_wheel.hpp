@@ -11,8 +11,6 @@
 // wheel's span (4,096 ms) shares a bucket with nearer ones and is passed
 // over until its turn comes round.
 
-#include "prefetch.hpp"
-
 #include <array>
 #include <bit>
 #include <chrono>
@@ -44,10 +42,9 @@ class WakeWheel {
   /// Queues `item` at `item.wake_at`, or moves it there if already queued.
   void set(T& item) {
     if (item.wake_id == no_wake_id) {
-      if (items_.size() >= head_flag) throw std::length_error("WakeWheel: too many items");
-      item.wake_id = static_cast<std::uint32_t>(items_.size());
-      items_.push_back(&item);
-      links_.push_back({});
+      if (links_.size() >= head_flag) throw std::length_error("WakeWheel: too many items");
+      item.wake_id = static_cast<std::uint32_t>(links_.size());
+      links_.push_back({&item});
     }
     const std::int64_t ms = ceil_ms(item.wake_at);
     Link& link = links_[item.wake_id];
@@ -72,7 +69,8 @@ class WakeWheel {
 
   /// Unqueues up to `most` items due at `now` (their wake_at's millisecond
   /// has begun) and appends their wake_ids to `out`, earlier milliseconds
-  /// first. The items themselves are not read (they are likely not in cache).
+  /// first. The items themselves are not read (they are likely not in cache);
+  /// item(id) is, for those taken, as their links were just read.
   void take_due(TimePoint now, std::size_t most, std::vector<std::uint32_t>& out) {
     const std::int64_t now_ms = floor_ms(now);
     if (size_ == 0 || now_ms < cursor_) return;
@@ -101,9 +99,7 @@ class WakeWheel {
     cursor_ = now_ms + 1;  // nothing queued is due at now_ms or before
   }
 
-  T& item(std::uint32_t id) const noexcept { return *items_[id]; }
-  /// Starts loading item(id)'s address.
-  void prefetch_item(std::uint32_t id) const noexcept { detail::prefetch(&items_[id], sizeof(T*)); }
+  T& item(std::uint32_t id) const noexcept { return *links_[id].item; }
 
  private:
   static constexpr std::uint32_t bucket_count = 4096;  // a power of two
@@ -112,7 +108,10 @@ class WakeWheel {
   static constexpr std::uint32_t head_flag = 0x8000'0000u;
   static constexpr std::uint32_t unqueued = none;  // `prev` of an item in no bucket
 
+  // The item's address is kept with its links: the items due are found by
+  // walking the links, and then need no second lookup that misses the cache.
   struct Link {
+    T* item = nullptr;
     std::uint32_t next = none;
     std::uint32_t prev = unqueued;
     std::int64_t ms = 0;  // the millisecond it wakes in
@@ -175,7 +174,6 @@ class WakeWheel {
     return std::nullopt;
   }
 
-  std::vector<T*> items_;    // by wake_id
   std::vector<Link> links_;  // by wake_id
   std::array<std::uint32_t, bucket_count> heads_ = make_heads();
   std::array<std::uint64_t, bucket_count / 64> occupied_{};  // a bit per bucket with items
