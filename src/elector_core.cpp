@@ -74,7 +74,7 @@ ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::s
       transport_(transport),
       listener_(listener),
       applier_(id_, incarnation_, listener, *this),
-      window_(limits.max_in_flight),
+      window_(limits.max_in_flight * window_weight(Command::acquire)),
       wakes_(limits.groups_per_pass) {
   validate_key_prefix(layout_);
   registry_.reserve(options_.groups.size() + 1);
@@ -269,7 +269,7 @@ void ElectorCore::timer_expired(TimePoint armed_for, TimePoint now) {
 
 void ElectorCore::send(GroupState& g, Command command, std::uint64_t seq, TimePoint now) {
   const Queued queued{&g, command, seq};
-  if (window_.admit(queued)) write(queued, now);
+  if (window_.admit(queued, window_weight(command))) write(queued, now);
   // At the instant the machine decided (not when the window lets it out),
   // so that the slot's groups share that instant from now on, and follow
   // one another through the window.
@@ -322,9 +322,10 @@ void ElectorCore::on_lease_reply(GroupState& g, Command command, std::uint64_t s
                                  const redis::Reply& reply, Replicated replicated, TimePoint now) {
   // Once half the window is free, the held-back commands go as one batch;
   // a demotion, a reconnect or a newer command made some stale meanwhile.
-  window_.settle([](const Queued& q) { return q.group->machine.in_flight() == q.command &&
-                                              q.group->machine.in_flight_seq() == q.seq; },
-                 [this, now](const Queued& q) { write(q, now); });
+  window_.settle(
+      window_weight(command),
+      [](const Queued& q) { return q.group->machine.in_flight() == q.command && q.group->machine.in_flight_seq() == q.seq; },
+      [this, now](const Queued& q) { write(q, now); });
   switch (command) {
     case Command::acquire: return on_acquire_result(g, seq, ec, reply, replicated, now);
     case Command::renew: return on_renew_result(g, seq, ec, reply, replicated, now);

@@ -44,7 +44,10 @@ void validate_key_prefix(const KeyLayout& layout);
 
 /// How much work one turn of the executor takes on.
 struct CoreLimits {
-  /// Lease commands awaiting replies at most (see CommandWindow).
+  /// Lease commands awaiting replies at most (see CommandWindow), where a
+  /// renewal counts a quarter: renewals leave and are answered in batches,
+  /// and hold a few bytes each while in flight, an acquire or a release its
+  /// own pending entry and reply.
   std::size_t max_in_flight = 1024;
   /// Groups woken, or told of a new connection, in one turn.
   std::size_t groups_per_pass = 1024;
@@ -115,8 +118,13 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
                       const redis::Reply& reply, Replicated replicated, TimePoint now) override;
 
   const std::vector<GroupState*>& begun() const noexcept { return begun_; }
-  std::size_t in_flight() const noexcept { return window_.in_flight(); }
+  /// The command window's weight in flight, its limit (a renewal weighs 1,
+  /// another command window_weight(), the limit max_in_flight of those),
+  /// and the commands it holds back.
+  std::size_t window_in_flight() const noexcept { return window_.in_flight(); }
+  std::size_t window_limit() const noexcept { return window_.limit(); }
   std::size_t held_back() const noexcept { return window_.held_back(); }
+  static constexpr std::size_t window_weight(Command command) noexcept { return command == Command::renew ? 1 : 4; }
 
  private:
   struct Queued {

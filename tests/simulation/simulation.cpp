@@ -358,10 +358,11 @@ void World::step(Event e) {
 // The command window's invariants hold after every input.
 void World::check_window(Process& p) {
   const auto& core = p.core();
-  if (core.in_flight() > config_.max_in_flight || (core.held_back() > 0 && core.in_flight() == 0)) {
-    window_problems_.push_back(fmt::format("WINDOW {} at {} ms: {} in flight (limit {}), {} held back", p.id(),
-                                           chaos::format_ms(ns(now_) - ns(origin)), core.in_flight(),
-                                           config_.max_in_flight, core.held_back()));
+  const std::size_t limit = config_.max_in_flight * detail::ElectorCore::window_weight(detail::Command::acquire);
+  if (core.window_in_flight() > limit || (core.held_back() > 0 && core.window_in_flight() == 0)) {
+    window_problems_.push_back(fmt::format("WINDOW {} at {} ms: weight {} in flight (limit {}), {} held back", p.id(),
+                                           chaos::format_ms(ns(now_) - ns(origin)), core.window_in_flight(), limit,
+                                           core.held_back()));
   }
 }
 

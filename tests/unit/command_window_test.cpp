@@ -1,5 +1,6 @@
-// CommandWindow: the in-flight limit, the held-back FIFO, stale dropping, and
-// the invariant that something is in flight while anything is held back.
+// CommandWindow: the in-flight limit, the held-back FIFO, stale dropping,
+// commands of different weights, and the invariant that something is in
+// flight while anything is held back.
 
 #include <command_window.hpp>
 
@@ -16,8 +17,8 @@ using Window = leasehold::detail::CommandWindow<int>;
 struct Recorder {
   std::vector<int> sent;
   std::set<int> stale;
-  void settle(Window& w) {
-    w.settle([this](int i) { return stale.count(i) == 0; }, [this](int i) { sent.push_back(i); });
+  void settle(Window& w, std::size_t weight = 1) {
+    w.settle(weight, [this](int i) { return stale.count(i) == 0; }, [this](int i) { sent.push_back(i); });
   }
 };
 
@@ -83,32 +84,63 @@ TEST(CommandWindow, ALimitOfOneStillSendsEverythingInOrder) {
   EXPECT_EQ(w.in_flight(), 0u);
 }
 
-// Random admits, settles and staleness: every admitted command is sent once
-// or dropped as stale, in admission order, never more than the limit in
-// flight, and never anything held back while nothing is in flight.
+// The elector's renewals weigh a quarter of an acquire: the limit is on the
+// weight in flight, the held-back ones leave while their weight fits, and
+// one heavier than the whole window still leaves alone.
+TEST(CommandWindow, CountsWeightsAndLetsACommandHeavierThanTheWindowLeaveAlone) {
+  Window w(8);
+  Recorder r;
+  EXPECT_TRUE(w.admit(0, 4));
+  EXPECT_TRUE(w.admit(1, 1));
+  EXPECT_TRUE(w.admit(2, 1));
+  EXPECT_FALSE(w.admit(3, 4));  // 6 + 4 > 8
+  EXPECT_FALSE(w.admit(4, 1));  // behind 3, though it would fit
+  EXPECT_EQ(w.in_flight(), 6u);
+  r.settle(w, 4);  // 2 in flight: 3 (4) and 4 (1) fit
+  EXPECT_EQ(r.sent, (std::vector<int>{3, 4}));
+  EXPECT_EQ(w.in_flight(), 7u);
+
+  Window narrow(2);
+  Recorder n;
+  EXPECT_TRUE(narrow.admit(10, 4));  // nothing in flight: it leaves
+  EXPECT_FALSE(narrow.admit(11, 4));
+  n.settle(narrow, 4);  // empty again: the next heavy one leaves, alone
+  EXPECT_EQ(n.sent, (std::vector<int>{11}));
+  EXPECT_EQ(narrow.in_flight(), 4u);
+  EXPECT_EQ(narrow.held_back(), 0u);
+}
+
+// Random admits (of weights 1 and 4), settles and staleness: every admitted
+// command is sent once or dropped as stale, in admission order, never more
+// than the limit's weight in flight (but for one heavier command alone), and
+// never anything held back while nothing is in flight.
 TEST(CommandWindow, RandomScheduleKeepsOrderLimitAndProgress) {
+  const auto weight_of = [](int id) -> std::size_t { return id % 3 == 0 ? 4 : 1; };
   for (unsigned seed = 1; seed <= 50; ++seed) {
     std::mt19937 rng(seed);
     const std::size_t limit = 1 + rng() % 8;
     Window w(limit);
     Recorder r;
     int next = 0;
-    std::vector<int> sent_or_dropped;
+    std::size_t answered = 0;  // r.sent[answered...] are in flight, oldest first
     for (int step = 0; step < 2000; ++step) {
       if (rng() % 2 == 0 || w.in_flight() == 0) {
         const int id = next++;
         if (rng() % 5 == 0) r.stale.insert(id);
-        if (w.admit(id)) r.sent.push_back(id);
+        if (w.admit(id, weight_of(id))) r.sent.push_back(id);
       } else {
-        r.settle(w);
+        r.settle(w, weight_of(r.sent[answered++]));
       }
-      ASSERT_LE(w.in_flight(), limit) << "seed " << seed;
+      std::size_t weight = 0;
+      for (std::size_t i = answered; i < r.sent.size(); ++i) weight += weight_of(r.sent[i]);
+      ASSERT_EQ(w.in_flight(), weight) << "seed " << seed;
+      ASSERT_TRUE(weight <= limit || r.sent.size() - answered == 1) << "seed " << seed << " step " << step;
       if (w.held_back() > 0) {
         ASSERT_GT(w.in_flight(), 0u) << "seed " << seed << " step " << step;
       }
     }
     for (std::size_t i = 1; i < r.sent.size(); ++i) ASSERT_LT(r.sent[i - 1], r.sent[i]) << "seed " << seed;
-    while (w.in_flight() > 0) r.settle(w);
+    while (w.in_flight() > 0) r.settle(w, weight_of(r.sent[answered++]));
     EXPECT_EQ(w.held_back(), 0u);
     // Every command either left or was stale while held back.
     std::set<int> left(r.sent.begin(), r.sent.end());
