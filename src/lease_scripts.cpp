@@ -132,14 +132,14 @@ return answers
 const redis::Script& renew_node_script() {
   static const redis::Script script(std::string("#!lua flags=allow-cross-slot-keys\n")
                                         .append(renew_function)
-                                        .append("local holder, bid = '")
+                                        .append("local holder_suffix, bid_suffix = '")
                                         .append(KeyLayout::holder_suffix)
                                         .append("', '")
                                         .append(KeyLayout::bid_suffix)
                                         .append("'\n")
                                         .append(R"lua(local answers = {}
 for i = 4, #ARGV do
-  local ok, answer = pcall(renew, ARGV[i], ARGV[i] .. holder, ARGV[i] .. bid)
+  local ok, answer = pcall(renew, ARGV[i], ARGV[i] .. holder_suffix, ARGV[i] .. bid_suffix)
   if not ok then answer = {err = type(answer) == 'table' and answer.err or tostring(answer)} end
   answers[#answers + 1] = answer
 end

@@ -3,6 +3,7 @@
 #include "group_state.hpp"
 #include "lease_scripts.hpp"
 #include "replica_wait.hpp"
+#include "slot_sort.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
@@ -121,9 +122,7 @@ void RedisTransport::flush_renewals() {
   std::vector<Renewal> queued;
   queued.swap(renewals_);  // answers below may queue renewals for the next flush
   const bool cluster = commands_.is_cluster();
-  if (cluster) {
-    std::sort(queued.begin(), queued.end(), [](const Renewal& a, const Renewal& b) { return a.slot < b.slot; });
-  }
+  if (cluster) sort_by_slot(queued, sorting_);
   const auto awaited = [](const Renewal& r) {
     return r.group->machine.in_flight() == Command::renew && r.group->machine.in_flight_seq() == r.seq;
   };

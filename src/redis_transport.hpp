@@ -77,6 +77,7 @@ class RedisTransport final : public LeaseTransport {
   const redis::SharedArguments renew_argv_;  // ARGV of renew_batch_script()
   std::weak_ptr<void> owner_;
   std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
+  std::vector<Renewal> sorting_;   // flush_renewals()'s scratch, kept for its capacity
   std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
   bool node_batches_;  // a cluster's nodes take renew_node_script()
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace leasehold::redis {
@@ -96,10 +97,13 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   for (const ScriptArguments* part : parts) detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
+  std::vector<std::string_view> keys;  // each part's, found once
+  keys.reserve(parts.size());
   for (const ScriptArguments* part : parts) {
-    const auto [keys, n] = part->encoded_keys(keys_each);
+    const auto [encoded, n] = part->encoded_keys(keys_each);
+    keys.push_back(encoded);
     count += n;
-    bytes += keys.size();
+    bytes += encoded.size();
   }
   ScriptArguments out;
   const std::string numkeys = as_keys ? std::to_string(count) : "0";
@@ -108,7 +112,7 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
   const std::size_t keys_end = out.encoded_.size() + (as_keys ? bytes : 0);
   out.encoded_.append(ahead);
-  for (const ScriptArguments* part : parts) out.encoded_.append(part->encoded_keys(keys_each).first);
+  for (const std::string_view encoded : keys) out.encoded_.append(encoded);
   std::size_t argc = 1 + count;
   if (as_keys) {
     out.shared_ = shared;
