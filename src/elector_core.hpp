@@ -118,11 +118,10 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
                       const redis::Reply& reply, Replicated replicated, TimePoint now) override;
 
   const std::vector<GroupState*>& begun() const noexcept { return begun_; }
-  /// The command window's weight in flight, its limit (a renewal weighs 1,
-  /// another command window_weight(), the limit max_in_flight of those),
-  /// and the commands it holds back.
+  /// The command window's weight in flight (a renewal weighs 1, another
+  /// command window_weight(); the limit is max_in_flight of the latter) and
+  /// the commands it holds back.
   std::size_t window_in_flight() const noexcept { return window_.in_flight(); }
-  std::size_t window_limit() const noexcept { return window_.limit(); }
   std::size_t held_back() const noexcept { return window_.held_back(); }
   static constexpr std::size_t window_weight(Command command) noexcept { return command == Command::renew ? 1 : 4; }
 

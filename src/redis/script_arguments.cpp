@@ -48,6 +48,12 @@ std::pair<std::string_view, std::size_t> bulk_at(std::string_view encoded, std::
   return {encoded.substr(eol + 2, size), eol + 2 + size + 2};
 }
 
+// Where the bulk string `n` after the one at `at` starts.
+std::size_t skip_bulks(std::string_view encoded, std::size_t at, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) at = bulk_at(encoded, at).second;
+  return at;
+}
+
 }  // namespace
 
 // numkeys comes first: its value, and where the first key starts.
@@ -59,25 +65,20 @@ std::pair<std::size_t, std::size_t> ScriptArguments::numkeys() const {
 }
 
 std::size_t ScriptArguments::find_keys_end() const {
-  auto [count, end] = numkeys();
-  for (std::size_t i = 0; i < count; ++i) end = bulk_at(encoded_, end).second;
-  return end;
+  const auto [count, first] = numkeys();
+  return skip_bulks(encoded_, first, count);
 }
 
 std::pair<std::string_view, std::size_t> ScriptArguments::encoded_keys(std::size_t most) const {
   const auto [count, first] = numkeys();
   if (most >= count) return {std::string_view(encoded_).substr(first, keys_end_ - first), count};
-  std::size_t end = first;
-  for (std::size_t i = 0; i < most; ++i) end = bulk_at(encoded_, end).second;
-  return {std::string_view(encoded_).substr(first, end - first), most};
+  return {std::string_view(encoded_).substr(first, skip_bulks(encoded_, first, most) - first), most};
 }
 
 std::string_view ScriptArguments::key(std::size_t index) const {
   const auto [keys, count] = encoded_keys();
   if (index >= count) return {};
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < index; ++i) at = bulk_at(keys, at).second;
-  return bulk_at(keys, at).first;
+  return bulk_at(keys, skip_bulks(keys, 0, index)).first;
 }
 
 ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
