@@ -4,6 +4,8 @@
 
 #include <leasehold/redis/client.hpp>
 
+#include <leasehold/config.hpp>
+
 #include "../complete.hpp"
 #include "multiplexer.hpp"
 #include "reconnect.hpp"

@@ -2,6 +2,7 @@
 
 #include "reconnect.hpp"
 
+#include <leasehold/config.hpp>
 #include <leasehold/redis/codec.hpp>
 
 #include <boost/asio/as_tuple.hpp>

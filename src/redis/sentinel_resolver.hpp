@@ -5,6 +5,7 @@
 #include "sentinel_rules.hpp"
 #include "stream.hpp"
 
+#include <leasehold/config.hpp>
 #include <leasehold/redis/client.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

@@ -1,5 +1,7 @@
 #include "stream.hpp"
 
+#include <leasehold/config.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/use_awaitable.hpp>

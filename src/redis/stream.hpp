@@ -3,6 +3,7 @@
 // TCP. One small variant instead of a virtual interface, so that each read and
 // write is a direct Asio call.
 
+#include <leasehold/config.hpp>
 #include <leasehold/error.hpp>
 #include <leasehold/redis_options.hpp>
 

@@ -1,5 +1,6 @@
 // The Redis client against real redis-server processes and scripted fakes.
 
+#include <leasehold/config.hpp>
 #include <leasehold/redis/client.hpp>
 
 #include "support/fault_proxy.hpp"
