@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the Markdown documentation against itself and against the code:
 #   - every relative link and #anchor in README.md, CHANGELOG.md and
-#     docs/**/*.md resolves (anchors by GitHub's heading slugs);
+#     docs/**/*.md resolves (anchors by GitHub's heading slugs), and a link
+#     into its own page names the file (Doxygen cannot resolve a bare #x);
 #   - every field of the public option structs (ElectorOptions, RedisOptions
 #     and the structs inside it) is in a table of docs/configuration.md with
 #     the header's default, and every field those tables name exists;
@@ -134,6 +135,8 @@ def check_links(path):
                 problem(path, line, f"broken link: {target} ({dest} does not exist)")
                 continue
         else:
+            # GitHub resolves a bare #anchor, Doxygen (the docs target) does not.
+            problem(path, line, f"link to #{anchor} without the file name: write {os.path.basename(path)}#{anchor}")
             dest = path
         if anchor:
             if not dest.endswith(".md") or os.path.isdir(dest):
