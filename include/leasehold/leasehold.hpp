@@ -12,6 +12,7 @@
 #include <leasehold/run_while_leader.hpp>
 #include <leasehold/scheduler.hpp>
 #include <leasehold/term.hpp>
+#include <leasehold/version.hpp>
 
 /// \namespace leasehold
 /// Lease-based leader election on Redis: the Elector and its options, events,
