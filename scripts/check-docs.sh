@@ -6,8 +6,9 @@
 #   - every field of the public option structs (ElectorOptions, RedisOptions
 #     and the structs inside it) is in a table of docs/configuration.md with
 #     the header's default, and every field those tables name exists;
-#   - each block marked `<!-- snippet: PATH -->` equals the file PATH, and
-#     README.md shows examples/getting_started as such blocks;
+#   - each block marked `<!-- snippet: PATH -->` equals the file PATH, README.md
+#     shows examples/getting_started as such blocks, and docs/deployment.md
+#     every file under deploy/ (the systemd unit, the Kubernetes manifests);
 #   - code fences are balanced in every Markdown file.
 # Prints each problem as file:line: message and exits 1 if there is any.
 # Needs bash and python3 only; reads files, runs nothing else.
@@ -309,7 +310,10 @@ def check_options():
 
 # ---------------------------------------------------------------- snippets
 
-REQUIRED_SNIPPETS = {"README.md": ["examples/getting_started/main.cpp", "examples/getting_started/CMakeLists.txt"]}
+REQUIRED_SNIPPETS = {
+    "README.md": ["examples/getting_started/main.cpp", "examples/getting_started/CMakeLists.txt"],
+    "docs/deployment.md": sorted(os.path.join(base, n) for base, _, names in os.walk("deploy") for n in names),
+}
 
 
 def check_snippets(path):

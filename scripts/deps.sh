@@ -9,6 +9,8 @@ packages=(
   libboost1.81-dev libboost-url1.81-dev libhiredis-dev libfmt-dev libcli11-dev libssl-dev openssl
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools
+  # tests/deploy/check.sh: the Kubernetes manifests (YAML), the example's endpoints
+  python3 python3-yaml curl
   clang libclang-rt-14-dev gnuplot-nox procps
   doxygen
   # optional: the leasehold::prometheus component, its example and test

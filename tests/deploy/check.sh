@@ -21,7 +21,8 @@
 #      its groups, SIGTERM ends it with status 0 within drain_timeout +
 #      stop_timeout and its leases are released. With the StatefulSet's
 #      command line it also checks that the lease holds the pod name, that a
-#      second process with the same id is not ready, and that with Redis
+#      second process with the same id leaves the lease alone and that both
+#      are not ready while they run together, and that with Redis
 #      frozen (SIGSTOP) readiness fails while liveness holds and SIGTERM still
 #      ends the process within the bound.
 # Everything runs in a temporary directory, removed on exit with every
@@ -59,7 +60,14 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # ---------------------------------------------------------------- 1 and 2: the files
 
 step "manifests and unit against examples/metrics_server"
-python3 - "$root" "$work" <<'PYTHON'
+# The first python3 that has the yaml module: the one on PATH (which may be a
+# private installation), else Debian's, where python3-yaml puts it.
+python=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c "import yaml" 2>/dev/null; then python=$candidate; break; fi
+done
+[ -n "$python" ] || fail "no python3 with the yaml module (Debian: python3-yaml; scripts/deps.sh installs it)"
+"$python" - "$root" "$work" <<'PYTHON'
 import glob
 import math
 import os
@@ -530,8 +538,8 @@ for args_file in "$work"/runs/*.args; do
   if [ -n "$fixed_id" ]; then
     first_pid=$app_pid
     first_port=$app_port
-    # A copy with the same id: never leads, and is not ready (nor is the
-    # first, while both run).
+    # A copy with the same id: the lease stays with the first, and neither
+    # is ready while both run.
     start_app "$run" "$run-duplicate"
     duplicate_pid=$app_pid
     duplicate_port=$app_port
@@ -541,6 +549,12 @@ for args_file in "$work"/runs/*.args; do
     }
     await 15 "$run: a second process with the id $fixed_id stayed ready" dup_not_ready
     echo "  $run: a second process with the same id: /health/ready $code: $body"
+    first_not_ready() {
+      get "$first_port" /health/ready
+      [ "$code" = 503 ] && [[ "$body" == *"instance id"* ]]
+    }
+    await 15 "$run: the first process with the id $fixed_id stayed ready beside its duplicate" first_not_ready
+    echo "  $run: the first process meanwhile: /health/ready $code: $body"
     get "$duplicate_port" /health/live
     [ "$code" = 200 ] || fail "$run: the duplicate's /health/live answered $code"
     leads_all "$id" || fail "$run: the lease moved away from the first $id"
