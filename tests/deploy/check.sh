@@ -517,8 +517,10 @@ for args_file in "$work"/runs/*.args; do
   fixed_id=$(cat "$work/runs/$run.id")
   mapfile -d '' run_args <"$args_file"
   groups=(default)
+  ttl_ms=5000  # the example's default
   for i in "${!run_args[@]}"; do
     [ "${run_args[$i]}" = --group ] && groups+=("${run_args[$((i + 1))]}")
+    [ "${run_args[$i]}" = --ttl ] && ttl_ms=${run_args[$((i + 1))]}
   done
   step "running the example as $what: ${run_args[*]}"
   start_app "$run" "$run"
@@ -532,7 +534,7 @@ for args_file in "$work"/runs/*.args; do
   fi
   # A new group waits one ttl (the empty-restart guard) before its first
   # election; later runs find the groups released and lead at once.
-  await 20 "$run: $id did not lead ${groups[*]}" leads_all "$id"
+  await $(( ttl_ms / 1000 + 15 )) "$run: $id did not lead ${groups[*]}" leads_all "$id"
   echo "  $run: $id ready after $ready_ms ms, leading ${groups[*]} after $(( $(now_ms) - started )) ms"
 
   if [ -n "$fixed_id" ]; then
