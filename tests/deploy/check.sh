@@ -26,7 +26,7 @@
 #      frozen (SIGSTOP) readiness fails while liveness holds and SIGTERM still
 #      ends the process within the bound.
 # Everything runs in a temporary directory, removed on exit with every
-# process it started. Takes about 20 s. Exits 0 on success.
+# process it started. Takes about 15 s. Exits 0 on success.
 #
 #   tests/deploy/check.sh [BUILD_DIR]      (default: build/release)
 set -euo pipefail
