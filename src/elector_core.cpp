@@ -386,10 +386,11 @@ void ElectorCore::on_renew_result(GroupState& g, std::uint64_t seq, error_code e
     ++g.renewals_failed;
   }
   if (ec) return fail(g, seq, ec, reply, "renew", now);
-  if (confirmed) {
-    recovered(g, "renew");
-  } else {
+  if (!confirmed) {
     unconfirmed(g, "renew");
+  } else if (extended || g.last_error != errc::not_confirmed) {
+    // As for acquires: a refused renewal says nothing of the replicas.
+    recovered(g, "renew");
   }
   renewed->confirmed = confirmed;
   apply(g, g.machine.on_renew_reply(now, seq, *renewed), now);

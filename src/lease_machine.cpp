@@ -104,7 +104,7 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
     out.drain_overrun = now >= drain_until_;
     out = finish_drain(std::move(out), now);
   }
-  if (state_ == LeaseState::held_off && now >= hold_until_) {
+  if (state_ == LeaseState::held_off && now >= hold_until_ && !unconfirmed_claim_) {
     state_ = LeaseState::candidate;
     next_attempt_ = now;
   }
@@ -116,6 +116,8 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
       out = send(std::move(out), Command::renew, now);  // keeps standbys out while the work winds down
     } else if (state_ == LeaseState::candidate && now >= next_attempt_) {
       out = send(std::move(out), Command::acquire, now);
+    } else if (state_ == LeaseState::held_off && unconfirmed_claim_ && now >= hold_until_) {
+      out = send(std::move(out), Command::renew, now);
     }
   }
 
@@ -130,7 +132,7 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
       if (in_flight_ == Command::none) out.wake = next_attempt_;
       break;
     case LeaseState::held_off:
-      out.wake = hold_until_;
+      if (!(unconfirmed_claim_ && in_flight_ == Command::renew)) out.wake = hold_until_;  // the reply wakes it
       break;
     case LeaseState::draining: {
       const TimePoint end = std::min(drain_until_, lease_end(confirmed_at_));
@@ -179,6 +181,7 @@ Output LeaseMachine::stop(TimePoint now, bool drain) {
     case LeaseState::candidate:
     case LeaseState::held_off:
       state_ = LeaseState::stopping;
+      unconfirmed_claim_ = false;
       break;
   }
   // Always release when connected: an acquire in flight or a stale own lease
@@ -213,6 +216,7 @@ Output LeaseMachine::step_down(TimePoint now, bool drain) {
     case LeaseState::candidate:
     case LeaseState::held_off:
       state_ = LeaseState::held_off;
+      unconfirmed_claim_ = false;
       break;
   }
   hold_until_ = now + timing_.step_down_hold_off;
@@ -276,6 +280,7 @@ Output LeaseMachine::on_disconnected(TimePoint now, bool timed_out) {
   if (in_flight_ == Command::release) out.released = out.release_failed = true;
   if (rare_) rare_->hand_over_to.reset();  // the bidder takes the lease when it runs out
   in_flight_ = Command::none;  // every pending command failed with the connection
+  unconfirmed_claim_ = false;  // re-claimed (if still ours) once connected
   switch (state_) {
     case LeaseState::leader:
       leave_leader(out, timed_out ? RevokeReason::timeout : RevokeReason::connection_lost,
@@ -370,11 +375,15 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
 
   if (reply.acquired && !reply.confirmed) {
     // Redis gave us the lease, but too few replicas have it: a failover now
-    // could lose it while we lead. Give it back and try again later.
+    // could lose it while we lead. Keep it without leading, renewing it every
+    // retry_interval until the replicas acknowledge one renewal. Given back,
+    // every standby in turn would take it, spend a token and give it back.
     state_ = LeaseState::held_off;
+    unconfirmed_claim_ = true;
+    token_ = reply.token;
     hold_until_ = now + timing_.retry_interval;
     forget_holder();
-    return settle(send(out, Command::release, now), now);
+    return settle(out, now);
   }
   if (reply.acquired) {
     if (rare_) rare_->rival.reset();
@@ -428,6 +437,16 @@ Output LeaseMachine::on_renew_reply(TimePoint now, std::uint64_t seq, const Rene
     if (reply.confirmed) confirm_renewal(sent_at);
   } else if (state_ == LeaseState::candidate) {
     next_attempt_ = now;  // the term already ended; re-claim if the key is ours
+  } else if (state_ == LeaseState::held_off && unconfirmed_claim_) {
+    if (!reply.renewed) {
+      unconfirmed_claim_ = false;  // gone (expired, taken): campaign afresh
+      hold_until_ = now;
+    } else if (reply.confirmed && now < lease_end(sent_at)) {
+      unconfirmed_claim_ = false;
+      enter_leader(out, sent_at, token_);  // the replicas have the acquire's writes too
+    } else {
+      hold_until_ = now + timing_.retry_interval;
+    }
   }
   if (reply.renewed && reply.bid) return consider_bid(std::move(out), *reply.bid, now);
   return settle(out, now);
@@ -529,6 +548,7 @@ Output LeaseMachine::on_failure(TimePoint now, std::uint64_t seq, Failure failur
       }
       // Draining: keep trying until the deadline, the lease may still be ours.
       next_attempt_ = now + timing_.retry_interval;
+      if (unconfirmed_claim_) hold_until_ = next_attempt_;
       break;
     case Command::acquire:
       next_attempt_ = now + timing_.retry_interval;

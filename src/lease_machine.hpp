@@ -11,6 +11,8 @@
 //                      └──────────────────────┤  │ deadline passed
 //                                             └──┘
 //   leader ─ step_down ─► held_off ─ hold-off over ─► candidate
+//   candidate ─ acquired, too few replicas acknowledged ─► held_off, the lease
+//            kept and renewed every retry ─ a renewal confirmed ─► leader
 //   leader ─ step_down/stop with drain ─► draining (term over, lease still
 //            renewed) ─ drained or drain_timeout ─► held_off / stopping (release)
 //   leader ─ a standby of higher priority bids ─► draining ─► held_off (hand-over)
@@ -255,6 +257,9 @@ class LeaseMachine {
   bool notices_available_ = false;
   bool look_again_ = false;  // a notice came while an acquire was in flight
   bool switching_ = false;   // leader between masters (on_switching until on_connected)
+  // held_off on a lease too few replicas acknowledged: kept (renewed every
+  // retry_interval, token_ its token) until a renewal is confirmed.
+  bool unconfirmed_claim_ = false;
 };
 
 }  // namespace leasehold::detail

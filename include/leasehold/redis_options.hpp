@@ -117,6 +117,14 @@ struct RedisOptions {
   /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
   /// ASCII without spaces; empty: skip.
   std::string client_name = "leasehold";
+  /// A request/response connection to one server (not a sentinel's, whose
+  /// rule is stricter, nor a cluster node's) asks ROLE after connecting and
+  /// leaves a server that says it is a replica, to connect again and resolve
+  /// the host name anew: a managed endpoint whose name moves to the promoted
+  /// replica on failover is followed. A server that refuses ROLE (NOPERM,
+  /// unknown command) is used unchecked. false: use whichever server the
+  /// address names, a replica included (READONLY replies still reconnect).
+  bool require_primary = true;
 
   /// Bound on one connection attempt (resolve, connect, TLS, handshake). > 0.
   std::chrono::milliseconds connect_timeout{2000};

@@ -61,6 +61,7 @@ RedisOptions node_options(const RedisOptions& cluster, const ClusterNode& node) 
   o.cluster.reset();
   o.host = node.host;
   o.port = node.port;
+  o.require_primary = false;  // a seed may be a replica; MOVED says where the slots are
   return o;
 }
 

@@ -75,6 +75,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         backoff_timer_(ex_),
         stop_signal_(ex_) {
     options_.validate();
+    fsm_.check_primary(role_ == Role::commands && options_.require_primary);
     if (options_.cluster) {
       // One connection to one server: refuse rather than connect to
       // host:port as if it were the cluster.
@@ -335,10 +336,14 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 #endif
     if (Error e = co_await open_stream(ex_, target_, tls, stream_)) co_return e;
     if (Error e = co_await handshake()) {
-      if (e.code == errc::not_master) {
+      if (e.code == errc::not_master && resolver_) {
         resolver_->distrust_last_answer();
         e.detail = fmt::format("{}, named by sentinel {} as master \"{}\": {}; asking again", target_.to_string(),
                                resolved_by_, options_.sentinel->master_name, e.detail);
+      } else if (e.code == errc::not_master) {
+        e.detail = fmt::format("{}: {}; connecting again (after a failover the name may not point at the new "
+                               "primary yet; RedisOptions::require_primary = false uses any server)",
+                               target_.to_string(), e.detail);
       }
       co_return e;
     }
@@ -393,7 +398,9 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
       // First what is already buffered: bytes that arrived with the last
       // handshake reply are served now, not when the next bytes come.
       if (Error e = dispatch_buffered()) {
-        if (e.code != errc::not_master) ++stats_.protocol_errors;
+        if (e.code != errc::not_master && e.code != errc::read_only && e.code != errc::loading) {
+          ++stats_.protocol_errors;
+        }
         co_return finish(std::move(e));
       }
       auto [ec, n] = co_await stream_->async_read_some(asio::buffer(buffer), nothrow);
@@ -425,18 +432,28 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   Error on_reply(Reply reply, clock::time_point now) {
     const bool ok = !reply.is_error();
-    // Sentinel: a master turned replica (a failover, a manual REPLICAOF)
-    // answers writes with READONLY; the caller gets that reply, and the
-    // connection goes, so that the next one asks the sentinels again.
-    const bool demoted = resolver_ && !ok && reply.str.starts_with("READONLY");
+    // The caller gets the reply; then the connection goes, so that the next
+    // one asks the sentinels again or resolves the host name again.
+    Error leave = ok ? Error{} : reason_to_leave(reply.str);
     Error error = mux_.on_reply(std::move(reply), now);
     if (!error && ok) note_reply(now);
-    if (!error && demoted) {
-      error = make_error(errc::not_master,
-                         fmt::format("{} answered READONLY: it is a replica now; asking the sentinels again",
-                                     target_.to_string()));
+    return error ? error : leave;
+  }
+
+  // A primary turned replica (a failover, a manual REPLICAOF) answers writes
+  // with READONLY, and a restarted server answers LOADING until its dataset
+  // is read: on every transport the server behind the address may change.
+  Error reason_to_leave(std::string_view reply) const {
+    const char* next = resolver_ ? "asking the sentinels again" : "reconnecting";
+    if (reply.starts_with("READONLY")) {
+      return make_error(resolver_ ? errc::not_master : errc::read_only,
+                        fmt::format("{} answered READONLY: it is a replica now; {}", target_.to_string(), next));
     }
-    return error;
+    if (reply.starts_with("LOADING")) {
+      return make_error(errc::loading,
+                        fmt::format("{} answered LOADING: it is loading its dataset; {}", target_.to_string(), next));
+    }
+    return {};
   }
 
   Error on_push(const Reply& reply, clock::time_point now) {

@@ -60,6 +60,10 @@ Request Reconnect::begin_handshake(std::span<const Script* const> preloaded) {
     // The spec's check: a sentinel may name a replica (stale, or mid-failover).
     request.push({"ROLE"});
     steps_.push_back(Step::role);
+  } else if (check_primary_) {
+    // A host name may still name a demoted primary after a managed failover.
+    request.push({"ROLE"});
+    steps_.push_back(Step::role_if_answered);
   }
   for (const Script* s : preloaded) {
     request.push({"SCRIPT", "LOAD", s->body()});
@@ -74,7 +78,7 @@ Error Reconnect::on_handshake_reply(const Reply& reply) {
             fmt::format("reply with no pending handshake step: {}", reply.debug_string())};
   }
   const Step step = steps_[next_step_++];
-  if (step == Step::role) return check_role(reply);
+  if (step == Step::role || (step == Step::role_if_answered && !reply.is_error())) return check_role(reply);
   if (!reply.is_error()) return {};
   // Any step may meet a server that wants a password none was given for.
   if (reply.str.starts_with("NOAUTH")) {
@@ -89,6 +93,7 @@ Error Reconnect::on_handshake_reply(const Reply& reply) {
     case Step::setname:
       return {make_error_code(errc::handshake_failed), fmt::format("CLIENT SETNAME: {}", reply.str)};
     case Step::role:
+    case Step::role_if_answered:  // refused (some managed services block ROLE): used unchecked
     case Step::script:
       break;
   }

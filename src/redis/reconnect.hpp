@@ -53,10 +53,15 @@ class Reconnect {
   Action start(clock::time_point now);
   void stop() noexcept;
 
+  /// Whether a connection without Sentinel checks ROLE as well
+  /// (RedisOptions::require_primary, for a request/response connection to
+  /// one server); a server that refuses ROLE passes that check.
+  void check_primary(bool on) noexcept { check_primary_ = on; }
+
   /// The handshake of a freshly opened stream: AUTH, SELECT, CLIENT SETNAME,
-  /// ROLE (Sentinel: the server must be a master) and one SCRIPT LOAD per
-  /// preloaded script, as far as configured, in one request. Empty when
-  /// there is nothing to say.
+  /// ROLE (Sentinel, or check_primary: the server must be a master) and one
+  /// SCRIPT LOAD per preloaded script, as far as configured, in one request.
+  /// Empty when there is nothing to say.
   Request begin_handshake(std::span<const Script* const> preloaded);
   /// Handshake replies still expected.
   std::size_t handshake_remaining() const noexcept { return steps_.size() - next_step_; }
@@ -79,7 +84,9 @@ class Reconnect {
   Action on_wait_elapsed(clock::time_point now);
 
  private:
-  enum class Step : std::uint8_t { auth, select, setname, role, script };
+    // role: Sentinel's check, which a refusal fails; role_if_answered: the
+  // check_primary one, which a refusal skips.
+  enum class Step : std::uint8_t { auth, select, setname, role, role_if_answered, script };
 
   std::chrono::milliseconds backoff();
 
@@ -88,6 +95,7 @@ class Reconnect {
   State state_ = State::stopped;
   unsigned attempt_ = 0;  // failures in a row, for the backoff
   bool served_ = false;   // the current connection answered after its handshake
+  bool check_primary_ = false;
   std::vector<Step> steps_;
   std::size_t next_step_ = 0;
 };

@@ -123,6 +123,13 @@ Error check_role(const Reply& reply) {
   }
   const std::string& role = reply.elements[0].str;
   if (role == "master") return {};
+  if (role == "active-replica") {
+    // KeyDB's multi-master replication: two servers take writes to the same
+    // key and merge them later, so two instances could each win the lease.
+    return {make_error_code(errc::not_master),
+            "ROLE says \"active-replica\": KeyDB active replication accepts writes on more than one master, "
+            "so two instances could each hold a lease; connect to a server without active-replica"};
+  }
   return {make_error_code(errc::not_master), fmt::format("ROLE says \"{}\"", role)};
 }
 

@@ -405,7 +405,9 @@ TEST(BadInput, ABatchedRenewalWithoutAnAnswerPerGroupDemotesEachOfItsGroups) {
   EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && e.is_leader("second"); }, 5s));
 }
 
-TEST(BadInput, ReadOnlyReplicaGivesReadOnlyUntilPromoted) {
+// A replica is refused at connect (ROLE), with one connection error naming
+// it, until it is promoted.
+TEST(BadInput, AReplicaIsRefusedAtConnectUntilPromoted) {
   lh::test::RedisServer primary;
   lh::test::RedisServerOptions replica_options;
   replica_options.extra_config = {"replicaof 127.0.0.1 " + std::to_string(primary.port())};
@@ -414,12 +416,44 @@ TEST(BadInput, ReadOnlyReplicaGivesReadOnlyUntilPromoted) {
   auto& e = fleet.add(fast_options("me"));
   const auto& events = fleet.events(0);
 
-  ASSERT_TRUE(run_until(fleet.io, [&] { return events.first_error(lh::errc::read_only) != nullptr; }, 5s))
+  ASSERT_TRUE(run_until(fleet.io, [&] { return events.first_error(lh::errc::not_master) != nullptr; }, 5s))
       << describe(events);
   EXPECT_TRUE(never_leads(fleet, e, 1000ms));
-  const auto* error = events.first_error(lh::errc::read_only);
-  EXPECT_EQ(error->group, "default");
-  EXPECT_TRUE(contains(error->error.detail, "READONLY")) << error->error.message();
+  const auto* error = events.first_error(lh::errc::not_master);
+  EXPECT_EQ(error->group, "") << "a connection error";
+  EXPECT_TRUE(contains(error->error.detail, "ROLE says \"slave\"")) << error->error.message();
+  EXPECT_TRUE(contains(error->error.detail, replica.host() + ":" + std::to_string(replica.port())))
+      << error->error.message();
+  EXPECT_FALSE(primary.admin().get("leader:default").has_value());
+
+  replica.admin().call({"REPLICAOF", "NO", "ONE"});
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); }, 5s));
+  EXPECT_EQ(replica.admin().get("leader:default"), "me");
+}
+
+// Without the ROLE check (require_primary = false) the replica's READONLY
+// is a group error, and the connection is made again each time.
+TEST(BadInput, ReadOnlyReplicaGivesReadOnlyUntilPromoted) {
+  lh::test::RedisServer primary;
+  lh::test::RedisServerOptions replica_options;
+  replica_options.extra_config = {"replicaof 127.0.0.1 " + std::to_string(primary.port())};
+  lh::test::RedisServer replica(replica_options);
+  auto redis = replica.options();
+  redis.require_primary = false;
+  Fleet fleet(redis);
+  auto& e = fleet.add(fast_options("me"));
+  const auto& events = fleet.events(0);
+
+  // The group's error; the connection's own (it is left) may come first.
+  const auto group_error = [&]() -> const lh::ErrorEvent* {
+    for (const auto& ev : events.errors) {
+      if (ev.error.code == lh::errc::read_only && ev.group == "default") return &ev;
+    }
+    return nullptr;
+  };
+  ASSERT_TRUE(run_until(fleet.io, [&] { return group_error() != nullptr; }, 5s)) << describe(events);
+  EXPECT_TRUE(never_leads(fleet, e, 1000ms));
+  EXPECT_TRUE(contains(group_error()->error.detail, "READONLY")) << group_error()->error.message();
   EXPECT_FALSE(primary.admin().get("leader:default").has_value());
 
   replica.admin().call({"REPLICAOF", "NO", "ONE"});

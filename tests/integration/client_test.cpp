@@ -331,7 +331,7 @@ TEST(Client, InvalidRespIsAProtocolErrorAndResetsTheConnection) {
 TEST(Client, AServerThatFailsRightAfterTheHandshakeIsRetriedWithGrowingBackoff) {
   // The handshake succeeds; the bytes after its last reply are garbage.
   lh::test::ScriptedServer fake([](const lh::test::ScriptedCommand& c) {
-    if (c.name() == "CLIENT") return lh::test::ScriptedAction::reply("+OK\r\n?garbage\r\n");
+    if (c.name() == "ROLE") return lh::test::ScriptedAction::reply("*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n?garbage\r\n");
     return lh::test::ScriptedServer::redis_like(c);
   });
   boost::asio::io_context io;

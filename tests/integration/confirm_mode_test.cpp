@@ -75,10 +75,10 @@ TEST(ConfirmMode, ALeaseBothReplicasAcknowledgedLeadsAndIsOnTheReplicas) {
   for (auto& replica : redis.replicas) EXPECT_EQ(replica->admin().get("leader:default"), "confirmed");
 }
 
-// A replica that does not acknowledge: every acquisition falls short, is
-// released again (the key does not stay on the master) and reported; once
-// the replica is back, the instance leads.
-TEST(ConfirmMode, AnAcquisitionTooFewReplicasAcknowledgedIsReleasedReportedAndRetried) {
+// A replica that does not acknowledge: the acquisition falls short and is
+// reported; the instance keeps the key without leading and renews it until
+// the replica is back, then leads.
+TEST(ConfirmMode, AnAcquisitionTooFewReplicasAcknowledgedIsKeptUnledReportedAndLedOnceAcknowledged) {
   Replicated redis;
   redis.replicas[1]->pause();
   Fleet fleet(redis.master);
@@ -109,12 +109,49 @@ TEST(ConfirmMode, AShortfallIsReportedOnceWhileAcquiresAreRefusedInBetween) {
   ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::not_confirmed); }));
   redis.master.admin().call({"SET", "leader:default", "someone-else", "PX", "700"});
   const auto attempts_before = fleet.metrics(0).groups.at(0).acquire_attempts;
-  lh::test::run_for(fleet.io, 2s);  // refused while it lasts, then short again
-  EXPECT_GT(fleet.metrics(0).groups.at(0).acquire_attempts, attempts_before + 2);
+  // The claim's renewal is refused, acquires too while the foreign key
+  // lasts; then the key is taken again, short again.
+  lh::test::run_for(fleet.io, 2s);
+  EXPECT_GE(fleet.metrics(0).groups.at(0).acquire_attempts, attempts_before + 2);
   std::size_t reports = 0;
   for (const auto& error : fleet.events(0).errors) reports += error.error.code == lh::errc::not_confirmed;
   EXPECT_EQ(reports, 1u);
   redis.replicas[1]->resume();
+}
+
+// No replica at all (a shard whose replicas are gone): the first claimant
+// keeps the key unled, the others see it held and wait quietly. One token is
+// spent, the holder does not change, each shortfall is reported once; a
+// replica that joins later lets the claimant lead on that token.
+TEST(ConfirmMode, WithoutAnyReplicaTheGroupDoesNotFlapOrSpendTokens) {
+  lh::test::RedisServer master(without_sync_delay());
+  Fleet fleet(master);
+  fleet.add(confirming("a", 1));
+  fleet.add(confirming("b", 1));
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    return fleet.events(0).has_error(lh::errc::not_confirmed) || fleet.events(1).has_error(lh::errc::not_confirmed);
+  }, 10s));
+  lh::test::run_for(fleet.io, 3s);  // ten retry intervals
+  EXPECT_TRUE(fleet.leaders().empty());
+  EXPECT_EQ(master.admin().get("leader:default:token"), "1") << "a token spent per round";
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_LE(fleet.events(i).leader_changed.size(), 1u) << "elector " << i << " saw the holder change";
+    std::size_t reports = 0;
+    for (const auto& error : fleet.events(i).errors) reports += error.error.code == lh::errc::not_confirmed;
+    EXPECT_LE(reports, 1u) << "elector " << i;
+  }
+  const auto claimant = master.admin().get("leader:default");
+  ASSERT_TRUE(claimant);
+
+  lh::test::RedisServerOptions replica_options;
+  replica_options.extra_config = {"replicaof 127.0.0.1 " + std::to_string(master.port()),
+                                  "repl-diskless-sync-delay 0"};
+  lh::test::RedisServer replica(replica_options);
+  const auto leader = fleet.wait_single_leader("default", 20s);
+  ASSERT_TRUE(leader);
+  EXPECT_EQ(fleet.at(*leader).instance_id(), *claimant);
+  ASSERT_EQ(fleet.events(*leader).elected.size(), 1u);
+  EXPECT_EQ(fleet.events(*leader).elected.front().token, 1) << "the claim's token";
 }
 
 // A leader whose renewals fall short keeps its term only until the deadline

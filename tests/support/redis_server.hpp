@@ -18,6 +18,12 @@
 namespace leasehold::test {
 
 struct RedisServerOptions {
+  /// The loopback address the server binds (any of 127.0.0.0/8: two servers
+  /// may share a port on two addresses, as behind one moving host name).
+  std::string bind_address = "127.0.0.1";
+  /// The plain-TCP port; 0: a free one. A given port still taken after a few
+  /// seconds makes the constructor throw.
+  std::uint16_t port = 0;
   std::string password;                   ///< requirepass (the default user's password)
   std::vector<std::string> acl_users;     ///< raw ACL rules, each written as `user <rule>`;
                                           ///< note Redis 7 users get `resetchannels` unless the
@@ -50,7 +56,7 @@ std::string config_quote(const std::string& value);
 class RedisServer {
  public:
   /// Starts redis-server in a fresh directory (mkdtemp under $TMPDIR or
-  /// /tmp) with `save ""`, `appendonly no`, `bind 127.0.0.1`,
+  /// /tmp) with `save ""`, `appendonly no`, `bind <bind_address>`,
   /// `enable-debug-command yes`, on free loopback port(s), and waits (at most
   /// 10 s) until it answers PING. A port taken in the meantime is retried
   /// with another. Throws std::runtime_error, with the tail of the server
@@ -71,7 +77,7 @@ class RedisServer {
   std::uint16_t plain_port() const noexcept { return plain_port_; }
   /// The cluster bus port (options.cluster), else 0.
   std::uint16_t cluster_port() const noexcept { return cluster_port_; }
-  std::string host() const { return "127.0.0.1"; }
+  std::string host() const { return options_.bind_address; }
   /// <dir>/redis.sock, or empty unless options.unix_socket.
   std::string unix_path() const;
   const std::string& dir() const noexcept { return dir_; }

@@ -450,6 +450,7 @@ ScriptedAction ScriptedServer::redis_like(const ScriptedCommand& command) {
          "*0\r\n";
     return ScriptedAction::reply(std::move(r));
   }
+  if (name == "ROLE") return ScriptedAction::reply("*3\r\n" + bulk("master") + integer(0) + "*0\r\n");
   if (name == "CLIENT" && command.subcommand() == "ID") {
     return ScriptedAction::reply(integer(static_cast<long long>(command.connection) + 1));
   }

@@ -98,7 +98,7 @@ class ScriptedServer {
   leasehold::RedisOptions options_for(leasehold::RedisOptions base = {}) const;
 
   /// A plausible Redis 7 (RESP2) answer: PING, ECHO, HELLO (proto 2), AUTH,
-  /// SELECT, CLIENT *, SCRIPT LOAD (the script's real SHA1), SCRIPT EXISTS,
+  /// SELECT, CLIENT *, ROLE (master), SCRIPT LOAD (the script's real SHA1), SCRIPT EXISTS,
   /// (P)SUBSCRIBE/(P)UNSUBSCRIBE confirmations, GET (nil), PUBLISH/DEL (0),
   /// QUIT (+OK and close); +OK for anything else.
   static ScriptedAction redis_like(const ScriptedCommand& command);

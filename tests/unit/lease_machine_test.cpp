@@ -1118,23 +1118,71 @@ TEST_F(LeaseMachineTest, StartAfterStopCampaignsAgainWithFreshSeqs) {
 // ---------------------------------------------------------------------------
 // Confirm mode: a lease counts only when enough replicas acknowledged it
 
-TEST_F(LeaseMachineTest, UnconfirmedAcquireIsReleasedAndRetriedAfterTheRetryInterval) {
+// Too few replicas: the lease is kept, not led on, and renewed every retry
+// interval; the first confirmed renewal starts the term with the acquire's
+// token. Given back instead, every standby in turn would take it and spend a
+// token, and the group's leader would change every retry.
+TEST_F(LeaseMachineTest, UnconfirmedAcquireIsKeptAndRenewedUntilAReplicaAcknowledges) {
   campaign();
   advance(10ms);
   const TimePoint replied = now;
   EXPECT_OUT(m.on_acquire_reply(now, 1, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000,
                                                       .token = kToken, .confirmed = false}),
-             .send = Command::release, .seq = 2, .wake = replied + kRetry);
+             .wake = replied + kRetry);
   expect_not_leader();
   EXPECT_EQ(m.state(), LeaseState::held_off);
   EXPECT_EQ(m.holder(), "");
-  advance(5ms);
-  EXPECT_OUT(release_done(2), .wake = replied + kRetry, .released = true);
+  EXPECT_OUT(notice("other"), .wake = replied + kRetry);  // a notice does not end the claim
+
   advance_to(replied + kRetry);
-  EXPECT_OUT(timer(), .send = Command::acquire, .seq = 3);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2);
   advance(10ms);
-  EXPECT_OUT(acquired(3), .wake = renewal_grid(replied + kRetry + kHeartbeat), .elected = true, .holder_changed = true);
-  expect_leader(replied + kRetry);
+  const TimePoint still_too_few = now;
+  EXPECT_OUT(m.on_renew_reply(now, 2, true, false), .wake = still_too_few + kRetry);
+  expect_not_leader();
+
+  advance_to(still_too_few + kRetry);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 3);
+  advance(10ms);
+  const TimePoint failed_at = now;
+  EXPECT_OUT(failed(3), .wake = failed_at + kRetry);  // an error waits a retry interval too
+
+  advance_to(failed_at + kRetry);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 4);
+  const TimePoint sent = now;
+  advance(10ms);
+  EXPECT_OUT(renewed(4), .wake = renewal_grid(sent + kHeartbeat), .elected = true, .holder_changed = true);
+  expect_leader(sent);
+  EXPECT_EQ(m.token(), kToken) << "one token for the whole claim";
+}
+
+TEST_F(LeaseMachineTest, AnUnconfirmedClaimThatIsGoneIsCampaignedForAfresh) {
+  campaign();
+  advance(10ms);
+  const TimePoint replied = now;
+  m.on_acquire_reply(now, 1, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000, .token = kToken,
+                                          .confirmed = false});
+  advance_to(replied + kRetry);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2);
+  advance(10ms);
+  EXPECT_OUT(renewed(2, false), .send = Command::acquire, .seq = 3);
+  EXPECT_EQ(m.state(), LeaseState::candidate);
+}
+
+TEST_F(LeaseMachineTest, AnUnconfirmedClaimIsReleasedOnStopAndNotRenewedAfterADisconnect) {
+  campaign();
+  advance(10ms);
+  m.on_acquire_reply(now, 1, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000, .token = kToken,
+                                          .confirmed = false});
+  EXPECT_OUT(disconnected());
+  EXPECT_EQ(m.state(), LeaseState::disconnected);
+  advance(2 * kRetry);
+  EXPECT_OUT(connected(), .send = Command::acquire, .seq = 2);  // re-claimed by an acquire, not renewed
+  advance(10ms);
+  m.on_acquire_reply(now, 2, AcquireReply{.acquired = true, .holder = "me", .pttl_ms = 5000, .token = kToken + 1,
+                                          .confirmed = false});
+  EXPECT_OUT(m.stop(now), .send = Command::release, .seq = 3);
+  EXPECT_EQ(m.state(), LeaseState::stopping);
 }
 
 TEST_F(LeaseMachineTest, UnconfirmedRenewalKeepsTheDeadlineAndRenewsAgainAtOnce) {

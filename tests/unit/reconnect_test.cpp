@@ -319,4 +319,66 @@ TEST(ReconnectHandshake, ANewHandshakeStartsFromItsFirstStep) {
   EXPECT_EQ(fsm.on_handshake_reply(Reply::make_error("WRONGPASS")).code, lh::errc::auth_failed);
 }
 
+// ---- the primary check (RedisOptions::require_primary) -----------------------
+
+Reply role_reply(const std::string& role) {
+  return Reply::make_array({Reply::make_string(role), Reply::make_integer(0), Reply::make_array({})});
+}
+
+TEST(ReconnectHandshake, ThePrimaryCheckAsksRoleBeforeTheScripts) {
+  lh::RedisOptions options;
+  options.client_name.clear();
+  const redis::Script script("return 1");
+  const std::vector<const redis::Script*> preloaded{&script};
+  Reconnect unchecked(options);
+  EXPECT_EQ(unchecked.begin_handshake(preloaded).payload(), redis::Request({"SCRIPT", "LOAD", "return 1"}).payload());
+
+  Reconnect fsm(options);
+  fsm.check_primary(true);
+  redis::Request expected;
+  expected.push({"ROLE"}).push({"SCRIPT", "LOAD", "return 1"});
+  EXPECT_EQ(fsm.begin_handshake(preloaded).payload(), expected.payload());
+  EXPECT_FALSE(fsm.on_handshake_reply(role_reply("master")));
+  EXPECT_FALSE(fsm.on_handshake_reply(Reply::make_string("sha")));
+  EXPECT_EQ(fsm.handshake_remaining(), 0u);
+}
+
+TEST(ReconnectHandshake, ThePrimaryCheckLeavesAReplicaAndTrustsAServerThatRefusesRole) {
+  lh::RedisOptions options;
+  options.client_name.clear();
+  Reconnect fsm(options);
+  fsm.check_primary(true);
+
+  fsm.begin_handshake({});
+  const lh::Error replica = fsm.on_handshake_reply(role_reply("slave"));
+  EXPECT_EQ(replica.code, lh::errc::not_master);
+  EXPECT_NE(replica.detail.find("\"slave\""), std::string::npos) << replica.detail;
+
+  // Managed services that block ROLE: the connection is used unchecked.
+  for (const char* refusal : {"NOPERM User default has no permissions to run the 'role' command",
+                              "ERR unknown command 'ROLE', with args beginning with: "}) {
+    fsm.begin_handshake({});
+    EXPECT_FALSE(fsm.on_handshake_reply(Reply::make_error(refusal))) << refusal;
+  }
+  // A server that wants a password is not a refusal of ROLE.
+  fsm.begin_handshake({});
+  EXPECT_EQ(fsm.on_handshake_reply(Reply::make_error("NOAUTH Authentication required.")).code,
+            lh::errc::auth_failed);
+
+  // KeyDB's multi-master replication is refused, saying why.
+  fsm.begin_handshake({});
+  const lh::Error active = fsm.on_handshake_reply(role_reply("active-replica"));
+  EXPECT_EQ(active.code, lh::errc::not_master);
+  EXPECT_NE(active.detail.find("more than one master"), std::string::npos) << active.detail;
+}
+
+TEST(ReconnectHandshake, UnderSentinelARefusedRoleFailsTheAttempt) {
+  lh::RedisOptions options = lh::RedisOptions::from_url("redis-sentinel://127.0.0.1:26379#main");
+  options.client_name.clear();
+  Reconnect fsm(options);
+  fsm.check_primary(true);  // the sentinel's stricter rule wins
+  EXPECT_EQ(fsm.begin_handshake({}).payload(), redis::Request({"ROLE"}).payload());
+  EXPECT_TRUE(fsm.on_handshake_reply(Reply::make_error("NOPERM no role")));
+}
+
 }  // namespace
