@@ -58,10 +58,6 @@ std::unique_ptr<redis::Client> make_subscriber(const asio::any_io_executor& exec
   return std::make_unique<redis::Client>(executor, std::move(o), redis::Role::subscriber);
 }
 
-KeyLayout::Form key_form(const RedisOptions& redis) {
-  return redis.cluster ? KeyLayout::Form::hash_tagged : KeyLayout::Form::plain;
-}
-
 }  // namespace
 
 
@@ -77,11 +73,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
                              ? std::make_unique<cluster::detail::ClusterNotices>(*commands_.cluster(), redis)
                              : nullptr),
         incarnation_(new_incarnation()),
-        transport_(commands_, KeyLayout(options.key_prefix, key_form(redis)), id_, incarnation_,
+        transport_(commands_, KeyLayout(options.key_prefix, redis.effective_key_layout()), id_, incarnation_,
                    {options.empty_restart_guard, options.reclaim_on_restart, options.confirm_replicas,
                     options.confirm_timeout, options.ttl,
-                    redis.cluster ? Notices::sharded : Notices::published}),
-        core_(std::move(options), id_, incarnation_, transport_, *this, CoreLimits{}, key_form(redis)),
+                    notices_for(redis.cluster.has_value(), redis.effective_key_layout())}),
+        core_(std::move(options), id_, incarnation_, transport_, *this, CoreLimits{}, redis.effective_key_layout()),
         events_(callbacks, id_),
         reports_(id_, commands_.describe(), core_.options().retry_interval),
         timer_(strand_),

@@ -32,7 +32,7 @@
 
 namespace leasehold::detail {
 
-/// validate_group_name(), and for a hash-tagged layout (Cluster) no braces.
+/// validate_group_name(), and for a hash-tagged layout (Cluster, key_layout) no braces.
 /// Throws std::invalid_argument naming the group.
 void validate_group_name(std::string_view name, const KeyLayout& layout);
 
@@ -59,8 +59,8 @@ class ElectorCore final : public LeaseReplies, private CommandSink {
  public:
   /// `incarnation`: this elector's (new_incarnation(); a simulation picks
   /// its own, to stay deterministic).
-  /// `form`: hash_tagged on a Redis Cluster (group names then may not hold
-  /// braces).
+  /// `form`: RedisOptions::effective_key_layout() (hash_tagged on a Redis
+  /// Cluster; group names then may not hold braces).
   ElectorCore(ElectorOptions options, std::string instance_id, std::string incarnation, LeaseTransport& transport,
               ElectorListener& listener, CoreLimits limits = {}, KeyLayout::Form form = KeyLayout::Form::plain);
   ElectorCore(const ElectorCore&) = delete;

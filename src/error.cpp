@@ -39,6 +39,9 @@ class Category final : public boost::system::error_category {
       case errc::master_changed: return "the sentinels announced a new master";
       case errc::drain_timeout: return "guarded work still ran when drain_timeout passed";
       case errc::duplicate_instance_id: return "another live process uses this instance id";
+      case errc::cross_slot:
+        return "CROSSSLOT: the server needs all keys of a script in one slot (a sharded server behind one "
+               "endpoint); set key_layout=hash_tagged (the URL's query option, or RedisOptions::key_layout)";
     }
     return "unknown leasehold error";
   }
@@ -52,7 +55,7 @@ const boost::system::error_category& category() noexcept {
 }
 
 errc classify_server_error(std::string_view text) noexcept {
-  static constexpr std::array<std::pair<std::string_view, errc>, 8> prefixes{{
+  static constexpr std::array<std::pair<std::string_view, errc>, 9> prefixes{{
       {"WRONGTYPE", errc::wrong_type},
       {"NOPERM", errc::no_permission},
       {"READONLY", errc::read_only},
@@ -61,6 +64,7 @@ errc classify_server_error(std::string_view text) noexcept {
       {"NOSCRIPT", errc::no_script},
       {"BUSY", errc::busy},
       {"NOAUTH", errc::auth_failed},
+      {"CROSSSLOT", errc::cross_slot},
   }};
   for (const auto& [prefix, code] : prefixes) {
     if (text.size() >= prefix.size() && text.substr(0, prefix.size()) == prefix &&

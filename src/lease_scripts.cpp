@@ -153,38 +153,52 @@ namespace {
 // The notice goes out with PUBLISH (the message: the releaser's id), or on
 // a Redis Cluster with SPUBLISH to the channel of the keys' slot (only that
 // shard hears it), which the slot's groups share: the message then names
-// the lease key too (KeyLayout::read_release_notice). SPUBLISH goes through
+// the lease key too (KeyLayout::read_release_notice), as it does when the
+// hash-tagged layout is PUBLISHed on one endpoint. SPUBLISH goes through
 // pcall: a server without sharded pub/sub (before 7.0) must still release
 // the lease, its standbys then poll; a script error after the DEL would
 // report a failed release that happened.
-std::string notice_line(std::string_view publish) {
-  if (publish == "SPUBLISH") return "redis.pcall('SPUBLISH', ARGV[2], KEYS[1] .. '\\n' .. ARGV[1])\nreturn 1\n";
+std::string notice_line(Notices notices) {
+  switch (notices) {
+    case Notices::sharded: return "redis.pcall('SPUBLISH', ARGV[2], KEYS[1] .. '\\n' .. ARGV[1])\nreturn 1\n";
+    case Notices::published_tagged: return "redis.call('PUBLISH', ARGV[2], KEYS[1] .. '\\n' .. ARGV[1])\nreturn 1\n";
+    case Notices::published: break;
+  }
   return "redis.call('PUBLISH', ARGV[2], ARGV[1])\nreturn 1\n";
 }
 
-std::string release_body(std::string_view publish) {
-  return std::string(release_check).append("redis.call('DEL', KEYS[1])\n").append(notice_line(publish));
+std::string release_body(Notices notices) {
+  return std::string(release_check).append("redis.call('DEL', KEYS[1])\n").append(notice_line(notices));
 }
 
-std::string hand_over_body(std::string_view publish) {
+std::string hand_over_body(Notices notices) {
   return std::string(release_check)
       .append("redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[7])\n"
               "redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])\n")
-      .append(notice_line(publish));
+      .append(notice_line(notices));
 }
 
 }  // namespace
 
+Notices notices_for(bool cluster, KeyLayout::Form form) noexcept {
+  if (cluster) return Notices::sharded;
+  return form == KeyLayout::Form::hash_tagged ? Notices::published_tagged : Notices::published;
+}
+
 const redis::Script& release_script(Notices notices) {
-  static const redis::Script published(release_body("PUBLISH"));
-  static const redis::Script sharded(release_body("SPUBLISH"));
-  return notices == Notices::sharded ? sharded : published;
+  static const redis::Script published(release_body(Notices::published));
+  static const redis::Script sharded(release_body(Notices::sharded));
+  static const redis::Script published_tagged(release_body(Notices::published_tagged));
+  if (notices == Notices::sharded) return sharded;
+  return notices == Notices::published_tagged ? published_tagged : published;
 }
 
 const redis::Script& hand_over_script(Notices notices) {
-  static const redis::Script published(hand_over_body("PUBLISH"));
-  static const redis::Script sharded(hand_over_body("SPUBLISH"));
-  return notices == Notices::sharded ? sharded : published;
+  static const redis::Script published(hand_over_body(Notices::published));
+  static const redis::Script sharded(hand_over_body(Notices::sharded));
+  static const redis::Script published_tagged(hand_over_body(Notices::published_tagged));
+  if (notices == Notices::sharded) return sharded;
+  return notices == Notices::published_tagged ? published_tagged : published;
 }
 
 }  // namespace leasehold::detail

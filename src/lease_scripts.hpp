@@ -10,6 +10,7 @@
 // priority, and a bid, a hash {id, incarnation, priority} with a ttl, where a
 // standby asks the leader to hand over.
 
+#include <leasehold/key_layout.hpp>
 #include <leasehold/redis/script.hpp>
 
 #include <cstddef>
@@ -64,14 +65,21 @@ inline constexpr std::size_t renew_batch_keys_per_group = 4;
 /// its place; the others are renewed all the same.
 const redis::Script& renew_node_script();
 
-/// How a release notice is sent: PUBLISH (one server, Sentinel) or SPUBLISH
-/// to the group's shard channel (Redis Cluster).
-enum class Notices : std::uint8_t { published, sharded };
+/// How a release notice is sent: PUBLISH of the releaser's id (the plain
+/// layout: one server, Sentinel), SPUBLISH to the channel of the group's
+/// slot (Redis Cluster), or PUBLISH of what SPUBLISH would send (the
+/// hash-tagged layout on one endpoint, whose groups share their slot's
+/// channel too; KeyLayout::release_channel).
+enum class Notices : std::uint8_t { published, sharded, published_tagged };
+
+/// The notices of an elector on a Redis Cluster (`cluster`) or not, with
+/// keys in `form`.
+Notices notices_for(bool cluster, KeyLayout::Form form) noexcept;
 
 /// KEYS: lease, holder record. ARGV: instance id, release channel,
 /// incarnation ("" for any: an operator acting as the id). Deletes the key
-/// and publishes the id on the channel (sharded: the lease key, a newline
-/// and the id; KeyLayout::release_channel) only if the key holds this id
+/// and publishes the id on the channel (sharded, published_tagged: the lease
+/// key, a newline and the id; KeyLayout::release_channel) only if the key holds this id
 /// (and incarnation); returns 1 then, else 0.
 const redis::Script& release_script(Notices notices = Notices::published);
 

@@ -141,11 +141,11 @@ struct QueryKey {
 
 constexpr std::array query_keys{
     QueryKey{"connect_timeout", Scope::any}, QueryKey{"command_timeout", Scope::any},
-    QueryKey{"client_name", Scope::any},     QueryKey{"ca_file", Scope::tls},
-    QueryKey{"cert_file", Scope::tls},       QueryKey{"key_file", Scope::tls},
-    QueryKey{"server_name", Scope::tls},     QueryKey{"verify", Scope::tls},
-    QueryKey{"db", Scope::unix_socket},      QueryKey{"user", Scope::unix_socket},
-    QueryKey{"password", Scope::unix_socket},
+    QueryKey{"client_name", Scope::any},     QueryKey{"key_layout", Scope::any},
+    QueryKey{"ca_file", Scope::tls},         QueryKey{"cert_file", Scope::tls},
+    QueryKey{"key_file", Scope::tls},        QueryKey{"server_name", Scope::tls},
+    QueryKey{"verify", Scope::tls},          QueryKey{"db", Scope::unix_socket},
+    QueryKey{"user", Scope::unix_socket},    QueryKey{"password", Scope::unix_socket},
     QueryKey{"sentinel_user", Scope::sentinel},        QueryKey{"sentinel_password", Scope::sentinel},
     QueryKey{"sentinel_timeout", Scope::sentinel},     QueryKey{"sentinel_follow", Scope::sentinel},
     QueryKey{"sentinel_tls", Scope::sentinel},         QueryKey{"sentinel_ca_file", Scope::sentinel},
@@ -796,6 +796,8 @@ class UrlParser {
       options_.command_timeout = parse_timeout(name, value);
     } else if (name == "client_name") {
       options_.client_name = std::move(value);
+    } else if (name == "key_layout") {
+      options_.key_layout = parse_key_layout(value);
     } else if (name == "ca_file") {
       options_.tls.ca_file = std::move(value);
     } else if (name == "cert_file") {
@@ -889,6 +891,12 @@ class UrlParser {
       fail(label + " " + std::string(text) + " is out of range");
     }
     return static_cast<int>(*value);
+  }
+
+  KeyLayout::Form parse_key_layout(std::string_view text) const {
+    if (text == "plain") return KeyLayout::Form::plain;
+    if (text == "hash_tagged") return KeyLayout::Form::hash_tagged;
+    fail("query option \"key_layout\" must be plain or hash_tagged, not " + quote(text));
   }
 
   bool parse_bool(std::string_view name, std::string_view text) const {
@@ -1024,6 +1032,10 @@ void RedisOptions::validate() const {
                     std::to_string(database));
     }
     validate_cluster(*cluster);
+    if (key_layout == KeyLayout::Form::plain) {
+      invalid_field("key_layout plain cannot be used with cluster: a Redis Cluster needs the hash_tagged layout, "
+                    "which keeps each group's keys in one slot");
+    }
   } else if (sentinel) {
     if (!unix_socket.empty()) invalid_field("unix_socket cannot be combined with sentinel");
     validate_sentinel(*sentinel);

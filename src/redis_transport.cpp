@@ -121,8 +121,10 @@ void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplie
 void RedisTransport::flush_renewals() {
   std::vector<Renewal> queued;
   queued.swap(renewals_);  // answers below may queue renewals for the next flush
-  const bool cluster = commands_.is_cluster();
-  if (cluster) sort_by_slot(queued, sorting_);
+  // A script's keys must share a slot wherever the keys are hash-tagged: a
+  // cluster, or one endpoint sharding behind it (it answers CROSSSLOT).
+  const bool by_slot = layout_.form() == KeyLayout::Form::hash_tagged;
+  if (by_slot) sort_by_slot(queued, sorting_);
   const auto awaited = [](const Renewal& r) {
     return r.group->machine.in_flight() == Command::renew && r.group->machine.in_flight_seq() == r.seq;
   };
@@ -130,11 +132,12 @@ void RedisTransport::flush_renewals() {
   std::vector<Renewal> batch;
   for (auto next = queued.begin(); next != queued.end();) {
     // One server's renewals all go together; a cluster's, those of one
-    // node (of one slot, where the node cannot take a cross-slot script).
+    // node (of one slot, where the node cannot take a cross-slot script);
+    // hash-tagged ones on one endpoint, those of one slot.
     const std::uint16_t slot = next->slot;
     const cluster::detail::ClusterNode* node = node_batches_ ? commands_.master_of(slot) : nullptr;
     const auto together = [&](const Renewal& r) {
-      return !cluster || r.slot == slot || (node != nullptr && commands_.master_of(r.slot) == node);
+      return !by_slot || r.slot == slot || (node != nullptr && commands_.master_of(r.slot) == node);
     };
     for (; next != queued.end() && together(*next) && batch.size() < max_batch; ++next) {
       if (awaited(*next)) {

@@ -29,7 +29,7 @@ class RedisTransport final : public LeaseTransport {
     int confirm_replicas = 0;         ///< confirm mode: WAIT for this many replicas (0: off)
     std::chrono::milliseconds confirm_timeout{100};
     std::chrono::milliseconds ttl{5000};  ///< how long a hand-over seats the bidder
-    Notices notices = Notices::published;  ///< SPUBLISH on a Redis Cluster
+    Notices notices = Notices::published;  ///< notices_for(): SPUBLISH on a Redis Cluster
   };
   /// `incarnation`: the elector's (incarnation.hpp); its releases name it.
   RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id, std::string incarnation,

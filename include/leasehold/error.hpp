@@ -54,6 +54,10 @@ enum class errc {
   /// config): the lease scripts tell processes apart by incarnation, so at
   /// most one of them leads; fix the configuration.
   duplicate_instance_id,
+  /// CROSSSLOT: the server keeps a script's keys in different slots (one
+  /// endpoint in front of several shards); the plain key layout cannot work
+  /// there: set RedisOptions::key_layout to hash_tagged.
+  cross_slot,
 };
 
 /// The category of errc codes; its name is "leasehold" and its messages

@@ -4,6 +4,8 @@
 // std::invalid_argument naming the field. docs/configuration.md gives the
 // tuning advice.
 
+#include <leasehold/key_layout.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -114,6 +116,16 @@ struct RedisOptions {
   /// host, port and unix_socket are not used (unix_socket must stay empty,
   /// database 0, sentinel unset). See ClusterOptions.
   std::optional<ClusterOptions> cluster{};
+  /// How a group's keys are named (KeyLayout::Form). Unset: hash_tagged on
+  /// a Redis Cluster, plain elsewhere. Set hash_tagged on one endpoint that
+  /// shards the keyspace behind it (Azure Managed Redis, ElastiCache
+  /// Serverless, a Redis Enterprise proxy), which answers CROSSSLOT to the
+  /// plain layout; group names may then not contain '{' or '}'. plain is
+  /// refused with cluster. The two layouts name different keys: every
+  /// instance of a fleet and the CLI must use the same one, and a fleet
+  /// that changes layout moves its fencing counters first
+  /// (`leasehold migrate-tokens`, docs/migration.md).
+  std::optional<KeyLayout::Form> key_layout{};
   /// CLIENT SETNAME (the subscriber connection appends "-sub"); printable
   /// ASCII without spaces; empty: skip.
   std::string client_name = "leasehold";
@@ -152,7 +164,8 @@ struct RedisOptions {
   /// sentinel_server_name, sentinel_verify (default: as the data nodes');
   /// for Cluster: max_redirects, refresh_interval, retry_backoff_min,
   /// retry_backoff_max, retry_timeout (milliseconds), cross_slot_renewals
-  /// (true|false; ClusterOptions' fields).
+  /// (true|false; ClusterOptions' fields); for every scheme: key_layout
+  /// (plain|hash_tagged).
   /// IPv6 hosts go in brackets ([::1]).
   /// Credentials end at the last '@' and are percent-decoded, as are the
   /// socket path and option values; ":password@" gives a password alone.
@@ -162,6 +175,12 @@ struct RedisOptions {
 
   /// Throws std::invalid_argument naming the first bad field.
   void validate() const;
+
+  /// The layout in effect: key_layout, or the topology's default.
+  KeyLayout::Form effective_key_layout() const noexcept {
+    if (key_layout) return *key_layout;
+    return cluster ? KeyLayout::Form::hash_tagged : KeyLayout::Form::plain;
+  }
 
   /// The endpoint in URL form, password masked as "***". Safe to log.
   std::string to_string() const;

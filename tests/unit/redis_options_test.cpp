@@ -333,7 +333,7 @@ TEST(RedisOptionsUrl, ControlCharactersAreEscapedInMessages) {
 
 TEST(RedisOptionsUrl, UnknownOptionListsTheSupportedOnes) {
   const auto plain = url_error("redis://h?timeout=1");
-  EXPECT_TRUE(contains(plain, "connect_timeout, command_timeout, client_name)")) << plain;
+  EXPECT_TRUE(contains(plain, "connect_timeout, command_timeout, client_name, key_layout)")) << plain;
   const auto tls = url_error("rediss://h?timeout=1");
   EXPECT_TRUE(contains(tls, "ca_file")) << tls;
   const auto unix_socket = url_error("unix:///s?timeout=1");

@@ -28,7 +28,7 @@ constexpr auto await_tuple = asio::as_tuple(asio::use_awaitable);
 }  // namespace
 
 KeyLayout layout_for(const RedisOptions& options, std::string prefix) {
-  return KeyLayout(std::move(prefix), options.cluster ? KeyLayout::Form::hash_tagged : KeyLayout::Form::plain);
+  return KeyLayout(std::move(prefix), options.effective_key_layout());
 }
 
 Connection::Connection(asio::any_io_executor executor, RedisOptions options)
@@ -170,7 +170,12 @@ asio::awaitable<void> Connection::scan(const std::string& pattern,
 }
 
 void check_reply(const redis::Reply& reply, std::string_view what) {
-  if (reply.is_error()) throw Failure(exit_unavailable, fmt::format("{}: Redis answered: {}", what, reply.str));
+  if (!reply.is_error()) return;
+  // The layout is the URL's: say which option fixes it.
+  const std::string_view hint = classify_server_error(reply.str) == errc::cross_slot
+                                    ? " (a sharded server behind one endpoint: add key_layout=hash_tagged to the URL)"
+                                    : "";
+  throw Failure(exit_unavailable, fmt::format("{}: Redis answered: {}{}", what, reply.str, hint));
 }
 
 }  // namespace leasehold::cli

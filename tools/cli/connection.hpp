@@ -75,7 +75,7 @@ class Connection {
 };
 
 /// The layout of `prefix` on this connection's kind of Redis: hash-tagged
-/// keys on a cluster (see KeyLayout).
+/// keys on a cluster or with the URL's key_layout=hash_tagged (see KeyLayout).
 KeyLayout layout_for(const RedisOptions& options, std::string prefix);
 
 /// Throws Failure(exit_unavailable) naming `what` if `reply` is an error reply.

@@ -42,7 +42,7 @@ asio::awaitable<int> run_step_down(const Context& ctx) {
   std::vector<std::string> keys{key, layout.holder_key(group)};
   std::vector<std::string> args{*id, layout.release_channel(group), ""};
   // A cluster's release notice goes out with SPUBLISH on the group's shard.
-  const auto notices = redis.is_cluster() ? detail::Notices::sharded : detail::Notices::published;
+  const auto notices = detail::notices_for(redis.is_cluster(), layout.form());
   const redis::Reply reply =
       co_await redis.eval(detail::release_script(notices), std::move(keys), std::move(args));
   check_reply(reply, "step-down");
