@@ -54,6 +54,19 @@ out at its next renewal and stops leading, then the group is elected anew.
 Exits 0 when the key was deleted, 1 when there was nothing to delete or the
 confirmation was declined.)";
 
+constexpr auto migrate_tokens_text = R"(Copies each group's fencing counter (and its once-per-tick record) from the
+keys of --from to the keys of --to, for a fleet that moves to another
+deployment (one server to a Redis Cluster) or key layout (plain to
+hash-tagged): the new keys would otherwise start the tokens at 1 again, below
+every token a fenced store has seen. A counter is never lowered: the target
+keeps a value that is as high or higher (one script on the target decides).
+The layout is each URL's: hash-tagged on redis-cluster:// or with the query
+option key_layout=hash_tagged, plain otherwise. Without GROUP, copies every
+group under the prefix on --from (SCAN, on every master of a cluster).
+Stop the old fleet first, then copy, then start the new fleet
+(docs/migration.md). Exits 0 when every group was copied or kept, 1 when a
+group has no counter on --from or no group was found.)";
+
 // The parser and the variables its options write to.
 class Parser {
  public:
@@ -98,6 +111,14 @@ class Parser {
     one_group(evict);
     evict->add_flag("--force", line_.force, "required: evict never runs without it");
     evict->add_flag("--yes", line_.yes, "do not ask for confirmation (needed when stdin is not a terminal)");
+
+    auto* migrate = command("migrate-tokens", "copy fencing counters to a new topology or layout, never lowering them",
+                            migrate_tokens_text);
+    migrate->add_option("GROUP", line_.groups, "groups (default: every group under the prefix on --from)")
+        ->type_name("");
+    migrate->add_option("--from", line_.from, "the URL the fleet used (required)")->type_name("URL");
+    migrate->add_option("--to", line_.to, "the URL the fleet will use (required)")->type_name("URL");
+    migrate->add_flag("--dry-run", line_.dry_run, "say what would be copied; write nothing");
 
     help_ = app_.add_subcommand("help", "show help for a command");
     help_->add_option("COMMAND", help_topic_, "the command")->check(CLI::IsMember(command_names_));

@@ -21,6 +21,9 @@ struct CommandLine {
   std::optional<std::string> as;        ///< step-down
   bool force = false;       ///< evict
   bool yes = false;         ///< evict
+  std::optional<std::string> from;  ///< migrate-tokens: the URL to copy from
+  std::optional<std::string> to;    ///< migrate-tokens: the URL to copy to
+  bool dry_run = false;             ///< migrate-tokens
   /// What to print instead of running a command (help, version, or the
   /// overview when no command was given), and the exit code after it.
   std::optional<std::string> output;

@@ -13,8 +13,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -27,27 +25,13 @@ namespace cli = leasehold::cli;
 
 namespace {
 
-// The library's default client name says "a service": say "an operator".
-constexpr std::string_view library_client_name = "leasehold";
-constexpr std::string_view cli_client_name = "leasehold-cli";
-
-leasehold::RedisOptions redis_options(const cli::CommandLine& line) {
-  try {
-    auto options = leasehold::RedisOptions::from_url(line.url);
-    if (options.client_name == library_client_name) options.client_name = cli_client_name;
-    return options;
-  } catch (const std::invalid_argument& e) {
-    // from_url's message names the URL with the password masked.
-    throw cli::Failure(cli::exit_usage, fmt::format("bad Redis URL from {}: {}", line.url_source, e.what()));
-  }
-}
-
 asio::awaitable<int> dispatch(const cli::Context& ctx) {
   const std::string& command = ctx.line.command;
   if (command == "status") co_return co_await cli::run_status(ctx);
   if (command == "watch") co_return co_await cli::run_watch(ctx);
   if (command == "step-down") co_return co_await cli::run_step_down(ctx);
   if (command == "evict") co_return co_await cli::run_evict(ctx);
+  if (command == "migrate-tokens") co_return co_await cli::run_migrate_tokens(ctx);
   throw std::logic_error("no runner for command " + command);
 }
 
@@ -59,7 +43,9 @@ int run(const std::vector<std::string>& args) {
     std::fputs(line.output->c_str(), line.output_exit_code == cli::exit_ok ? stdout : stderr);
     return line.output_exit_code;
   }
-  const cli::Context ctx{line, redis_options(line)};
+  // migrate-tokens has two URLs of its own (--from, --to) and no use for this one.
+  const cli::Context ctx{line, line.command == "migrate-tokens" ? leasehold::RedisOptions{}
+                                                                 : cli::parse_redis_url(line.url, line.url_source)};
 
   asio::io_context io(1);
   int code = cli::exit_ok;

@@ -10,12 +10,19 @@
 
 #include <leasehold/elector_options.hpp>
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 namespace leasehold::cli {
 
 void require_valid_groups(const Context& ctx, const std::vector<std::string>& groups) {
-  const KeyLayout layout = layout_for(ctx.redis, ctx.line.prefix);
+  require_valid_groups(ctx.redis, ctx.line.prefix, groups);
+}
+
+void require_valid_groups(const RedisOptions& redis, const std::string& prefix,
+                          const std::vector<std::string>& groups) {
+  const KeyLayout layout = layout_for(redis, prefix);
   try {
     detail::validate_key_prefix(layout);  // on a cluster only
   } catch (const std::invalid_argument& e) {
@@ -27,6 +34,18 @@ void require_valid_groups(const Context& ctx, const std::vector<std::string>& gr
     } catch (const std::invalid_argument& e) {
       throw Failure(exit_usage, e.what());
     }
+  }
+}
+
+// The library's default client name says "a service": say "an operator".
+RedisOptions parse_redis_url(const std::string& url, std::string_view source) {
+  try {
+    auto options = RedisOptions::from_url(url);
+    if (options.client_name == "leasehold") options.client_name = "leasehold-cli";
+    return options;
+  } catch (const std::invalid_argument& e) {
+    // from_url's message names the URL with the password masked.
+    throw Failure(exit_usage, fmt::format("bad Redis URL from {}: {}", source, e.what()));
   }
 }
 
