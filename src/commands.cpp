@@ -45,6 +45,7 @@ ConnectionMetrics Commands::metrics(std::string name, std::chrono::steady_clock:
   sum.connected = cluster_->ready();
   for (const auto& [address, client] : cluster_->nodes()) {
     const ConnectionMetrics node = connection_metrics({}, *client, now);
+    if (!node.connected && cluster_->serves_slots(address)) sum.connected = false;
     sum.connects += node.connects;
     sum.reconnects += node.reconnects;
     sum.disconnects += node.disconnects;
@@ -56,8 +57,20 @@ ConnectionMetrics Commands::metrics(std::string name, std::chrono::steady_clock:
   const auto& stats = cluster_->stats();
   sum.redirects = stats.moved + stats.asked;
   sum.cluster_retries = stats.retries;
+  sum.slot_map_failures = stats.map_failures;
   if (const auto at = cluster_->last_reply_at()) sum.last_reply_age = now - *at;
   return sum;
+}
+
+std::vector<ConnectionMetrics> Commands::node_metrics(std::chrono::steady_clock::time_point now) const {
+  std::vector<ConnectionMetrics> out;
+  if (!cluster_) return out;
+  for (const auto& [address, client] : cluster_->nodes()) {
+    ConnectionMetrics& node = out.emplace_back(connection_metrics("node", *client, now));
+    node.node = address;
+    node.role = cluster_->role_of(address);
+  }
+  return out;
 }
 
 }  // namespace leasehold::detail

@@ -56,8 +56,11 @@ class Commands {
   void stop();
   /// Any thread.
   std::optional<std::chrono::steady_clock::time_point> last_reply_at() const noexcept;
-  /// The counters of the connection (a cluster: of every node's, summed).
+  /// The counters of the connection (a cluster: of every node's, summed;
+  /// connected while every master of the slot map is).
   ConnectionMetrics metrics(std::string name, std::chrono::steady_clock::time_point now) const;
+  /// A cluster: each node's connection, with its address and role; else empty.
+  std::vector<ConnectionMetrics> node_metrics(std::chrono::steady_clock::time_point now) const;
 
   /// The script with pre-encoded arguments whose keys are all in `slot`
   /// (on a cluster; ignored on one server).

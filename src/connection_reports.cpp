@@ -62,4 +62,33 @@ bool ConnectionReports::subscribe_refused(const Error& error) {
   return true;
 }
 
+std::optional<Error> ConnectionReports::node_down(const std::string& address, std::string_view what, TimePoint now,
+                                                 const Error& error, bool stopping) {
+  if (stopping) return std::nullopt;
+  node_outages_.try_emplace(address, now);
+  Error named{error.code, fmt::format("cluster node {} ({}): {}", address, what, error.detail)};
+  log(LogLevel::warning, fmt::format("elector {}: lost the connection to cluster node {} ({}): {}; the groups of its "
+                                     "slots cannot renew or be won until it or its replica serves them again",
+                                     id_, address, what, error.message()));
+  return named;
+}
+
+void ConnectionReports::node_up(const std::string& address, std::string_view what, TimePoint now) {
+  const auto outage = node_outages_.find(address);
+  if (outage == node_outages_.end()) return;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - outage->second).count();
+  log(LogLevel::warning, fmt::format("elector {}: reconnected to cluster node {} ({}) after {} ms", id_, address,
+                                     what, ms));
+  node_outages_.erase(outage);
+}
+
+bool ConnectionReports::map_failed(const Error& error) {
+  if (error.code == map_error_) return false;
+  map_error_ = error.code;
+  log(LogLevel::warning, fmt::format("elector {}: reading the cluster's slot map failed: {}; the map in use stays, "
+                                     "asked again on the next refresh",
+                                     id_, error.message()));
+  return true;
+}
+
 }  // namespace leasehold::detail

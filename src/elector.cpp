@@ -227,6 +227,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     m.instance = id();
     for (const GroupState* g : core_.groups()) m.groups.push_back(group_metrics(*g, now));
     m.commands = commands_.metrics("commands", now);
+    m.nodes = commands_.node_metrics(now);
     if (subscriber_) {
       m.subscriber = connection_metrics("subscriber", *subscriber_, now);
     } else {
@@ -281,6 +282,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     if (core_.lifecycle() != Lifecycle::idle) return;
     pulse();
     commands_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
+    if (auto* cluster = commands_.cluster()) report_cluster_nodes(*cluster);
     commands_.start();
     if (subscriber_) listen_for_notices(*subscriber_);
     core_.start(Clock::now());
@@ -320,6 +322,10 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   // A Redis Cluster: each slot's shard channel (shared by the slot's groups)
   // on its slot's master, its groups told when its notices come and go.
   void listen_for_shard_notices(cluster::detail::ClusterNotices& notices) {
+    notices.on_refusal([this](const std::string& address, const Error& error) {
+      const Error named{error.code, fmt::format("cluster node {}: {}", address, error.detail)};
+      if (reports_.subscribe_refused(named)) emit_error("", named);
+    });
     notices.on_message([this](std::string_view channel, std::string_view message) {
       core_.release_notice(channel, message, Clock::now());
     });
@@ -328,6 +334,24 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     });
     notices.start();
     for (const GroupState* g : core_.groups()) notices.watch(layout().release_channel(g->name));
+  }
+
+  // A Redis Cluster: each node's outage and each failed slot map read,
+  // naming the node and what it serves; the cluster as a whole stays up
+  // while other shards still work.
+  void report_cluster_nodes(cluster::detail::ClusterClient& cluster) {
+    cluster.on_node_state([this, &cluster](const std::string& address, bool up, const Error& error) {
+      const auto now = Clock::now();
+      const std::string what = cluster.describe_node(address);
+      if (up) return reports_.node_up(address, what, now);
+      if (auto event = reports_.node_down(address, what, now, error, core_.lifecycle() != Lifecycle::running)) {
+        emit_error("", *event);
+      }
+    });
+    cluster.on_map_read([this](const Error& error) {
+      if (!error) return reports_.map_read();
+      if (reports_.map_failed(error)) emit_error("", error);
+    });
   }
 
   void on_connection(bool up, const Error& error) {

@@ -52,12 +52,14 @@ class Builder {
   void per_connection(std::string_view name, Type type, std::string_view help, Value value) {
     family(name, type, help, [&](const Metrics& m) {
       for (const auto* c : {&m.commands, &m.subscriber}) add(connection_labels(*c), static_cast<double>(value(*c)));
+      for (const auto& node : m.nodes) add(connection_labels(node), static_cast<double>(value(node)));
     });
   }
 
   Labels group_labels(const GroupMetrics& g) const { return {{"group", g.group}, {"instance", *instance_}}; }
   Labels connection_labels(const ConnectionMetrics& c) const {
-    return {{"connection", c.name}, {"instance", *instance_}};
+    if (c.node.empty()) return {{"connection", c.name}, {"instance", *instance_}};
+    return {{"connection", c.name}, {"instance", *instance_}, {"node", c.node}, {"role", c.role}};
   }
 
   MetricSeries& add(Labels labels, double value = 0) {
@@ -138,6 +140,9 @@ void connection_families(Builder& b) {
   b.per_connection("leasehold_redis_cluster_retries_total", Type::counter,
                    "Redis Cluster: TRYAGAIN and CLUSTERDOWN replies waited out and retried.",
                    [](const ConnectionMetrics& c) { return c.cluster_retries; });
+  b.per_connection("leasehold_redis_slot_map_failures_total", Type::counter,
+                   "Redis Cluster: slot map reads (CLUSTER SHARDS or SLOTS) that failed.",
+                   [](const ConnectionMetrics& c) { return c.slot_map_failures; });
   // Only the commands connection has request/reply round trips and a
   // meaningful reply age: the subscriber's traffic is pushed.
   b.family("leasehold_redis_last_reply_age_seconds", Type::gauge,

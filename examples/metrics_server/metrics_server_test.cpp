@@ -94,6 +94,7 @@ TEST(MetricsServer, ServesAStrictExpositionAndHealthProbesAndReleasesOnSigterm) 
       {"leasehold_redis_protocol_errors_total", "counter"},
       {"leasehold_redis_redirects_total", "counter"},
       {"leasehold_redis_cluster_retries_total", "counter"},
+      {"leasehold_redis_slot_map_failures_total", "counter"},
       {"leasehold_redis_last_reply_age_seconds", "gauge"},
       {"leasehold_redis_command_duration_seconds", "histogram"},
   };

@@ -54,8 +54,15 @@ struct GroupMetrics {
 /// One Redis connection of the elector: "commands" carries every lease
 /// script, "subscriber" receives release notices.
 struct ConnectionMetrics {
-  std::string name;                 ///< "commands" or "subscriber"
-  bool connected = false;           ///< the connection was up at the snapshot
+  std::string name;                 ///< "commands" or "subscriber"; "node" for one node of a Redis Cluster
+  /// Redis Cluster, Metrics::nodes: the node's "host:port"; else empty.
+  std::string node;
+  /// Redis Cluster, Metrics::nodes: "master" or "replica" as the slot map
+  /// says, empty when it does not name the node (a seed).
+  std::string role;
+  /// The connection was up at the snapshot. On a Redis Cluster, `commands`
+  /// is up only while every master of the slot map is connected.
+  bool connected = false;
   std::uint64_t connects = 0;       ///< successful handshakes
   std::uint64_t reconnects = 0;     ///< successful handshakes after the first
   std::uint64_t disconnects = 0;    ///< established connections that ended
@@ -64,6 +71,7 @@ struct ConnectionMetrics {
   std::uint64_t protocol_errors = 0;  ///< invalid or unexpected bytes from the server; each resets the connection
   std::uint64_t redirects = 0;        ///< Redis Cluster: MOVED and ASK replies followed (a slot moved or is moving)
   std::uint64_t cluster_retries = 0;  ///< Redis Cluster: TRYAGAIN and CLUSTERDOWN replies waited out and retried
+  std::uint64_t slot_map_failures = 0;  ///< Redis Cluster, `commands`: slot map reads that failed
   /// Request round trips, from enqueue to reply (commands connection only).
   LatencyHistogram round_trip;
   /// Age of the last non-error reply; nullopt before the first.
@@ -76,6 +84,9 @@ struct Metrics {
   std::vector<GroupMetrics> groups;  ///< every registered group, "default" first
   ConnectionMetrics commands;       ///< the connection that runs the lease scripts
   ConnectionMetrics subscriber;     ///< the pub/sub connection that hears release notices
+  /// Redis Cluster: one entry per node the commands connect to (`commands`
+  /// sums them); empty on one server or Sentinel.
+  std::vector<ConnectionMetrics> nodes;
 
   /// The group's metrics, or nullptr if it is not registered. The pointer
   /// points into this snapshot: keep the snapshot (a temporary's is refused).

@@ -5,6 +5,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -242,6 +243,9 @@ void ClusterClient::on_replies(std::shared_ptr<Call> call, std::string_view host
       return call->complete(ec, std::move(replies), via);
     case RedirectStep::Action::give_up:
       ++stats_.gave_up;
+      // The caller's error says how long and how often it was retried, not
+      // only the node's last word.
+      replies[static_cast<std::size_t>(error - replies.data())].str = step.error.detail;
       return call->complete(step.error.code, std::move(replies), via);
     case RedirectStep::Action::resend:
       break;
@@ -276,8 +280,8 @@ ClusterClient::Node& ClusterClient::node_for(const ClusterNode& node, bool seed)
   if (it == nodes_.end()) {
     auto client = std::make_unique<redis::Client>(executor_, node_options(options_, node));
     for (const redis::Script* script : scripts_) client->preload(*script);
-    client->on_state([self = self_](bool up, const Error&) {
-      if (*self != nullptr) (*self)->node_state(up);
+    client->on_state([self = self_, address](bool up, const Error& error) {
+      if (*self != nullptr) (*self)->node_state(address, up, error);
     });
     it = nodes_.emplace(address, Node{std::move(client), seed, node.host}).first;
     it->second.client->start();
@@ -285,8 +289,10 @@ ClusterClient::Node& ClusterClient::node_for(const ClusterNode& node, bool seed)
   return it->second;
 }
 
-void ClusterClient::node_state(bool up) {
+void ClusterClient::node_state(const std::string& address, bool up, const Error& error) {
   if (stopped_) return;
+  if (up) nodes_.at(address).slots_only = false;
+  if (on_node_state_) on_node_state_(address, up, error);
   // The first connection to come up reads the map; a connection lost may
   // mean a failover: read it again.
   if (up && !ready_) {
@@ -350,7 +356,7 @@ void ClusterClient::refresh() {
   // the periodic refresh.
   if (asked.empty()) return;
   refreshing_ = true;
-  read_map(asked, true);
+  read_map(asked, !nodes_.at(asked).slots_only);
 }
 
 void ClusterClient::read_map(const std::string& address, bool shards) {
@@ -363,16 +369,21 @@ void ClusterClient::read_map(const std::string& address, bool shards) {
     EndpointContext context{host, me.options_.tls.enabled};
     if (ec || replies.size() != 1) {
       SlotMapReading failed;
-      failed.error = Error{ec ? ec : make_error_code(errc::unexpected_reply), "CLUSTER SHARDS on " + address};
+      failed.error = Error{ec ? ec : make_error_code(errc::unexpected_reply),
+                           std::string(shards ? "CLUSTER SHARDS" : "CLUSTER SLOTS") + " on " + address};
       return me.map_read(std::move(failed));
     }
     me.replied();
     const redis::Reply& reply = replies.front();
-    // Servers before 7.0 do not know SHARDS: ask the older question.
-    if (shards && reply.is_error() && classify_server_error(reply.str) != errc::no_permission) {
+    SlotMapReading reading = shards ? read_cluster_shards(reply, context) : read_cluster_slots(reply, context);
+    // Servers before 7.0 do not know SHARDS, an ACL may refuse it, and
+    // Redis-compatible servers answer it in shapes of their own: ask the
+    // older question, on this connection from now on.
+    if (shards && reading.error) {
+      if (auto it = me.nodes_.find(address); it != me.nodes_.end()) it->second.slots_only = true;
       return me.read_map(address, false);
     }
-    me.map_read(shards ? read_cluster_shards(reply, context) : read_cluster_slots(reply, context));
+    me.map_read(std::move(reading));
   });
 }
 
@@ -381,8 +392,13 @@ void ClusterClient::map_read(SlotMapReading reading) {
   if (stopped_) return;
   if (reading.error.code || reading.map.empty()) {
     ++stats_.map_failures;
+    if (on_map_read_) {
+      on_map_read_(reading.error.code ? reading.error
+                                      : Error{make_error_code(errc::unexpected_reply), "the slot map is empty"});
+    }
   } else {
     ++stats_.map_refreshes;
+    if (on_map_read_) on_map_read_(Error{});
     if (!(reading.map == map_)) {
       ++stats_.map_changes;
       map_ = std::move(reading.map);
@@ -416,6 +432,35 @@ void ClusterClient::arm_periodic_refresh() {
     (*self)->refresh();
     (*self)->arm_periodic_refresh();
   });
+}
+
+std::string ClusterClient::role_of(std::string_view address) const {
+  std::string role;
+  for (const SlotRange& range : map_.ranges()) {
+    if (range.master.to_string() == address) return "master";
+    for (const ClusterNode& replica : range.replicas) {
+      if (replica.to_string() == address) role = "replica";
+    }
+  }
+  return role;
+}
+
+std::string ClusterClient::describe_node(std::string_view address) const {
+  std::string served;
+  std::string master_of_replica;
+  for (const SlotRange& range : map_.ranges()) {
+    const bool as_master = range.master.to_string() == address;
+    const bool as_replica = std::any_of(range.replicas.begin(), range.replicas.end(),
+                                        [&](const ClusterNode& r) { return r.to_string() == address; });
+    if (!as_master && !as_replica) continue;
+    if (as_replica) master_of_replica = range.master.to_string();
+    served += served.empty() ? "" : ",";
+    served += range.first == range.last ? std::to_string(range.first)
+                                        : std::to_string(range.first) + "-" + std::to_string(range.last);
+  }
+  if (served.empty()) return "a seed, in no slot map";
+  if (!master_of_replica.empty()) return "replica of " + master_of_replica + " (slots " + served + ")";
+  return "master of slots " + served;
 }
 
 }  // namespace leasehold::cluster::detail

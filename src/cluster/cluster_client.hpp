@@ -81,6 +81,24 @@ class ClusterClient {
   /// Called after the slot map changed (the first one included), on the
   /// executor. Set before start().
   void on_map_change(std::function<void()> handler) { on_map_change_ = std::move(handler); }
+  /// Called on the executor each time one node's connection comes up (error
+  /// empty) or fails (the node's error), with the node's "host:port". Set
+  /// before start().
+  using NodeStateHandler = std::function<void(const std::string& address, bool up, const Error& error)>;
+  void on_node_state(NodeStateHandler handler) { on_node_state_ = std::move(handler); }
+  /// Called on the executor after each slot map read: the error (naming the
+  /// node asked and why) when it failed, empty when it worked. Set before
+  /// start().
+  void on_map_read(std::function<void(const Error&)> handler) { on_map_read_ = std::move(handler); }
+  /// What the slot map says node "host:port" is, for people: "master of
+  /// slots 0-5460", "replica of 127.0.0.1:7000 (slots 0-5460)", or "a seed,
+  /// in no slot map" when the map does not name it.
+  std::string describe_node(std::string_view address) const;
+  /// "master" or "replica" as the slot map names node "host:port"; empty
+  /// when it does not.
+  std::string role_of(std::string_view address) const;
+  /// The slot map names node "host:port" as the master of some slots.
+  bool serves_slots(std::string_view address) const { return role_of(address) == "master"; }
   /// Reads the slot map again soon (one read in flight however many ask).
   void request_refresh() { refresh_soon(); }
   /// A slot map has been read.
@@ -126,6 +144,9 @@ class ClusterClient {
     std::unique_ptr<redis::Client> client;
     bool seed = false;
     std::string host;
+    // CLUSTER SHARDS was refused or unreadable on this connection: SLOTS
+    // until it reconnects (it may come back upgraded).
+    bool slots_only = false;
   };
 
   void send(std::shared_ptr<Call> call);
@@ -136,7 +157,7 @@ class ClusterClient {
   void resend_later(std::shared_ptr<Call> call, std::chrono::milliseconds delay);
   redis::Client& client_for(const ClusterNode& node, bool seed = false);
   Node& node_for(const ClusterNode& node, bool seed = false);
-  void node_state(bool up);
+  void node_state(const std::string& address, bool up, const Error& error);
 
   void refresh_soon();
   void refresh();
@@ -153,6 +174,8 @@ class ClusterClient {
   ClusterStats stats_;
   StateHandler on_state_;
   std::function<void()> on_map_change_;
+  NodeStateHandler on_node_state_;
+  std::function<void(const Error&)> on_map_read_;
   bool started_ = false;
   bool stopped_ = false;
   bool ready_ = false;

@@ -93,7 +93,10 @@ void ClusterNotices::node_down(const std::string& address) {
 // group polls.
 void ClusterNotices::refused(const std::string& address, const Error& error) {
   const ClusterError reply = read_cluster_error(error.detail);
-  if (reply.kind != ClusterError::Kind::moved && reply.kind != ClusterError::Kind::ask) return;
+  if (reply.kind != ClusterError::Kind::moved && reply.kind != ClusterError::Kind::ask) {
+    if (on_refusal_) on_refusal_(address, error);
+    return;
+  }
   for (auto& [channel, w] : watched_) {
     if (w.home != nullptr && *w.home == address && key_slot(channel) == reply.slot) unplace(channel, w);
   }

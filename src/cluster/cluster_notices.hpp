@@ -35,9 +35,13 @@ class ClusterNotices {
   ClusterNotices(const ClusterNotices&) = delete;
   ClusterNotices& operator=(const ClusterNotices&) = delete;
 
-  /// Set both before start().
+  /// Set these before start().
   void on_message(MessageHandler handler) { on_message_ = std::move(handler); }
   void on_availability(AvailabilityHandler handler) { on_availability_ = std::move(handler); }
+  /// A node refused a subscription for a reason no new slot map cures
+  /// (NOPERM on the channel, SSUBSCRIBE unknown): its "host:port" and reply.
+  using RefusalHandler = std::function<void(const std::string& address, const Error& error)>;
+  void on_refusal(RefusalHandler handler) { on_refusal_ = std::move(handler); }
 
   void start();
   void stop();
@@ -69,6 +73,7 @@ class ClusterNotices {
   RedisOptions options_;
   MessageHandler on_message_;
   AvailabilityHandler on_availability_;
+  RefusalHandler on_refusal_;
   std::map<std::string, std::unique_ptr<redis::Client>> nodes_;  // by "host:port"; never erased
   std::map<std::string, Watched, std::less<>> watched_;
   std::size_t confirmed_ = 0;

@@ -8,6 +8,7 @@
 #include "support/admin_client.hpp"
 #include "support/cluster_topology.hpp"
 #include "support/elector_fixture.hpp"
+#include "support/log_capture.hpp"
 #include "support/node_probe.hpp"
 #include "support/slot_names.hpp"
 
@@ -414,6 +415,61 @@ TEST(ClusterElector, AKilledShardMasterLeavesOtherShardsLeadersInPlaceAndItsGrou
       EXPECT_EQ(kept.count(ev.group), 0u) << ev.group << " was revoked but lives on another shard";
     }
   }
+}
+
+// What an operator is told when a shard's master dies: one error event and
+// one log line naming the node, what it served and why; the node's own
+// metrics series (connected 0, with its address and role); and the commands
+// connection counted down while a master of the map is unreachable.
+TEST(ClusterElector, AKilledShardMasterIsNamedOnceInTheLogEventsAndPerNodeMetrics) {
+  ClusterTopologyOptions topology_options;
+  topology_options.extra_config = {"cluster-require-full-coverage no"};
+  ClusterTopology topology(topology_options);
+  leasehold::test::LogCapture log(leasehold::LogLevel::warning);
+  const auto groups = group_names(6);
+  Fleet fleet(cluster_url_options(topology));
+  fleet.add(options_for("a", groups, 5000ms));
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 30s));
+  const auto before = fleet.metrics(0);
+  for (const std::size_t master : topology.masters()) {
+    const std::string name = "127.0.0.1:" + std::to_string(topology.node(master).port());
+    bool found = false;
+    for (const auto& node : before.nodes) {
+      if (node.node != name) continue;
+      found = true;
+      EXPECT_TRUE(node.connected) << name;
+      EXPECT_EQ(node.role, "master") << name;
+    }
+    EXPECT_TRUE(found) << "no metrics for " << name;
+  }
+  EXPECT_TRUE(before.commands.connected);
+
+  const std::size_t victim = topology.masters().front();
+  const std::string address = "127.0.0.1:" + std::to_string(topology.node(victim).port());
+  topology.kill(victim);
+  const auto node_error = [&]() -> const leasehold::ErrorEvent* {
+    for (const auto& e : fleet.events(0).errors) {
+      if (e.group.empty() && e.error.detail.find("cluster node " + address + " (master of slots ") == 0) return &e;
+    }
+    return nullptr;
+  };
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return node_error() != nullptr; }, 20s));
+  const auto during = fleet.metrics(0);
+  bool seen = false;
+  for (const auto& node : during.nodes) {
+    if (node.node != address) continue;
+    seen = true;
+    EXPECT_FALSE(node.connected);
+    EXPECT_EQ(node.name, "node");
+  }
+  EXPECT_TRUE(seen) << "no metrics for " << address;
+
+  // The replica takes the slots over; the dead node is still named once.
+  EXPECT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 40s));
+  EXPECT_EQ(log.matching({"lost the connection to cluster node " + address}).size(), 1u);
+  std::size_t events = 0;
+  for (const auto& e : fleet.events(0).errors) events += e.error.detail.find("cluster node " + address) == 0;
+  EXPECT_EQ(events, 1u);
 }
 
 // Moving a led group's slot to another master, step by step, while its
