@@ -36,7 +36,6 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 
@@ -150,26 +149,6 @@ int command_clients(const RedisServer& server) {
   }
 }
 
-struct Watch {
-  Fleet& fleet;
-  bool overlap = false;
-
-  // Runs the fleet until `done` (polled every 100 ms) or `bound`.
-  bool until(const std::function<bool()>& done, std::chrono::milliseconds bound) {
-    const auto deadline = std::chrono::steady_clock::now() + bound;
-    auto next_poll = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() < deadline) {
-      fleet.io.run_for(5ms);
-      if (fleet.leaders().size() > 1) overlap = true;
-      if (std::chrono::steady_clock::now() >= next_poll) {
-        if (done()) return true;
-        next_poll = std::chrono::steady_clock::now() + 100ms;
-      }
-    }
-    return false;
-  }
-};
-
 // The single leader, when the lease on `server` names it.
 std::optional<std::size_t> leader_on(Fleet& fleet, const RedisServer& server) {
   const auto leaders = fleet.leaders();
@@ -211,7 +190,7 @@ TEST_P(ManagedFailover, LeadershipFollowsTheHostNameToThePromotedReplica) {
     std::this_thread::sleep_for(20ms);
   }
   Fleet fleet(redis);
-  Watch watch{fleet};
+  lh::test::OverlapWatch watch(fleet);
   for (const char* id : {"a", "b"}) {
     auto o = lh::test::fast_options(id);
     o.ttl = 2000ms;
@@ -248,12 +227,7 @@ TEST_P(ManagedFailover, LeadershipFollowsTheHostNameToThePromotedReplica) {
   EXPECT_TRUE(watch.until([&] { return leader_on(fleet, second) == standby; }, 20s));
   EXPECT_FALSE(watch.overlap) << "two electors led at once";
 
-  std::set<std::uint64_t> tokens;
-  for (std::size_t i = 0; i < fleet.size(); ++i) {
-    for (const auto& elected : fleet.events(i).elected) {
-      EXPECT_TRUE(tokens.insert(elected.token).second) << "token " << elected.token << " handed out twice";
-    }
-  }
+  lh::test::expect_distinct_tokens(fleet);
 }
 
 INSTANTIATE_TEST_SUITE_P(ConfirmMode, ManagedFailover, testing::Values(0, 1),

@@ -23,6 +23,7 @@
 
 namespace lh = leasehold;
 using lh::test::Fleet;
+using lh::test::expect_distinct_tokens;
 using lh::test::SentinelTopology;
 using namespace std::chrono_literals;
 
@@ -44,25 +45,9 @@ lh::RedisOptions sentinel_redis(const SentinelTopology& topology) {
   return options;
 }
 
-/// Runs the fleet until `done` (polled at most every 100 ms: it may ask the
-/// sentinels) or `bound`; records whether two electors ever led at once.
-struct Watch {
-  Fleet& fleet;
-  bool overlap = false;
-
-  bool until(const std::function<bool()>& done, std::chrono::milliseconds bound) {
-    const auto deadline = std::chrono::steady_clock::now() + bound;
-    auto next_poll = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() < deadline) {
-      fleet.io.run_for(5ms);
-      if (fleet.leaders().size() > 1) overlap = true;
-      if (std::chrono::steady_clock::now() >= next_poll) {
-        if (done()) return true;
-        next_poll = std::chrono::steady_clock::now() + 100ms;
-      }
-    }
-    return false;
-  }
+/// OverlapWatch, plus waiting for the sentinels' promotion.
+struct Watch : lh::test::OverlapWatch {
+  using OverlapWatch::OverlapWatch;
 
   /// Runs until the sentinels' majority names a node other than node 0 and
   /// its ROLE says master (20 s at most).
@@ -75,15 +60,6 @@ struct Watch {
     return found ? promoted : std::nullopt;
   }
 };
-
-void expect_distinct_tokens(Fleet& fleet) {
-  std::set<std::uint64_t> tokens;
-  for (std::size_t i = 0; i < fleet.size(); ++i) {
-    for (const auto& elected : fleet.events(i).elected) {
-      EXPECT_TRUE(tokens.insert(elected.token).second) << "token " << elected.token << " handed out twice";
-    }
-  }
-}
 
 /// Both electors campaign; returns once one leads.
 void start_two(Fleet& fleet, int replicas = 2) {

@@ -10,8 +10,12 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -161,6 +165,44 @@ class Fleet {
   RedisOptions redis_;
   std::vector<std::unique_ptr<Elector>> electors_;
   std::vector<std::unique_ptr<RecordedEvents>> events_;
+};
+
+/// Every term any elector of `fleet` won had a token of its own.
+inline void expect_distinct_tokens(Fleet& fleet) {
+  std::set<std::int64_t> tokens;
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    for (const auto& elected : fleet.events(i).elected) {
+      EXPECT_TRUE(tokens.insert(elected.token).second) << "token " << elected.token << " handed out twice";
+    }
+  }
+}
+
+/// Runs a fleet through a failover staged by the test: until `done` (polled
+/// at most every 100 ms, since it may ask Redis) or `bound`, recording
+/// whether two electors ever led `group` at the same step of the loop.
+class OverlapWatch {
+ public:
+  explicit OverlapWatch(Fleet& fleet, std::string group = "default") : fleet_(fleet), group_(std::move(group)) {}
+
+  bool until(const std::function<bool()>& done, std::chrono::milliseconds bound) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    auto next_poll = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() < deadline) {
+      fleet_.io.run_for(std::chrono::milliseconds(5));
+      if (fleet_.leaders(group_).size() > 1) overlap = true;
+      if (std::chrono::steady_clock::now() >= next_poll) {
+        if (done()) return true;
+        next_poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      }
+    }
+    return false;
+  }
+
+  bool overlap = false;  ///< two electors led at once at some step
+
+ private:
+  Fleet& fleet_;
+  std::string group_;
 };
 
 }  // namespace leasehold::test
