@@ -10,6 +10,11 @@
 # must lead and stop cleanly), plus the installed `leasehold` CLI. When the
 # build has the prometheus component, 1 and 2 also build and run
 # prometheus_app.cpp with find_package(leasehold ... COMPONENTS prometheus).
+# 1 and 2 also build and run guest/guest_app, a service with its own separately
+# compiled Asio and deprecated Asio names; 1 compiles every installed public
+# header alone. The installed package must impose no Asio macro, carry no
+# test-only switch, and keep hiredis, OpenSSL, fmt and Boost.URL out of
+# <leasehold/leasehold.hpp>.
 #
 #   tests/consumer/run.sh [BUILD_DIR]
 #
@@ -72,6 +77,16 @@ for f in "$prefix/include/leasehold/leasehold.hpp" "$prefix/include/leasehold/re
   [ -e "$f" ] || fail "missing after install: ${f#"$prefix"/}"
 done
 ls "$libdir"/libleasehold.* >/dev/null 2>&1 || fail "no libleasehold in ${libdir#"$prefix"/}"
+[ -e "$prefix/include/leasehold/config.hpp" ] || fail "missing after install: include/leasehold/config.hpp"
+[ -z "$(find "$prefix/include" -name '*.in')" ] || fail "a configure template was installed: $(find "$prefix/include" -name '*.in')"
+# A guest in the user's build: Asio's mode and deprecated names are the
+# user's choice, and configuration travels in leasehold/config.hpp, never as
+# a compile definition of the target or of the .pc file.
+if grep -n "INTERFACE_COMPILE_DEFINITIONS" "$libdir"/cmake/leasehold/*.cmake; then
+  fail "the installed targets impose compile definitions on their users"
+fi
+grep -n -- "-D" "$pc" && fail "leasehold.pc imposes compile definitions on its users"
+grep -rn "UNSAFE" "$prefix/include" "$libdir/cmake/leasehold" "$pc" && fail "a test-only switch reached the installed package"
 # The optional component is installed when prometheus-cpp was found at build time.
 prometheus=OFF
 if [ -e "$libdir/cmake/leasehold/leaseholdPrometheusTargets.cmake" ]; then
@@ -105,8 +120,8 @@ fi
 cmake -S "$root/tests/consumer" -B "$subdirectory" -G Ninja "${subdirectory_args[@]}" \
   -DLEASEHOLD_CONSUMER_MODE=subdirectory -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus \
   -DLEASEHOLD_SOURCE_DIR="$root" >/dev/null
-subdirectory_targets=app
-[ "$prometheus" = ON ] && subdirectory_targets="app prometheus_app"
+subdirectory_targets="app guest_app"
+[ "$prometheus" = ON ] && subdirectory_targets="app guest_app prometheus_app"
 # shellcheck disable=SC2086
 cmake --build "$subdirectory" -j "$jobs" --target $subdirectory_targets
 
@@ -117,6 +132,16 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 # shellcheck disable=SC2046
 ${CXX:-c++} -Wall -Wextra -Wpedantic -Werror -O1 "$root/tests/consumer/app.cpp" -o "$work/app-pkgconfig" \
   $(pkg-config --cflags --libs leasehold)
+
+step "<leasehold/leasehold.hpp> reaches none of hiredis, OpenSSL, fmt, Boost.URL"
+# Every header the umbrella header pulls in, as the compiler finds them.
+# shellcheck disable=SC2046
+echo '#include <leasehold/leasehold.hpp>' \
+  | ${CXX:-c++} -std=c++20 -M $(pkg-config --cflags leasehold) -x c++ - -o "$work/umbrella.d" \
+  || fail "listing the headers <leasehold/leasehold.hpp> includes"
+grep -q "/include/leasehold/elector.hpp" "$work/umbrella.d" || fail "the header list of <leasehold/leasehold.hpp> looks wrong"
+reached=$(tr ' \\' '\n\n' <"$work/umbrella.d" | grep -E '(^|/)(hiredis|openssl|fmt)/|/boost/url[/.]' | sort -u || true)
+[ -z "$reached" ] || fail "<leasehold/leasehold.hpp> includes private dependencies' headers:"$'\n'"$reached"
 
 step "starting a private redis-server"
 # Ready means answering as *our* process: a port taken by another server
@@ -140,7 +165,7 @@ for attempt in 1 2 3 4 5; do
 done
 url="redis://127.0.0.1:$port"
 
-apps=("$work/package/app" "$subdirectory/app" "$work/app-pkgconfig")
+apps=("$work/package/app" "$subdirectory/app" "$work/app-pkgconfig" "$work/package/guest_app" "$subdirectory/guest_app")
 [ "$prometheus" = ON ] && apps+=("$work/package/prometheus_app" "$subdirectory/prometheus_app")
 for app in "${apps[@]}"; do
   step "running ${app#"$work"/} against $url"
