@@ -343,7 +343,10 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     cluster.on_node_state([this, &cluster](const std::string& address, bool up, const Error& error) {
       const auto now = Clock::now();
       const std::string what = cluster.describe_node(address);
-      if (up) return reports_.node_up(address, what, now);
+      if (up) {
+        transport_.connection_up();
+        return reports_.node_up(address, what, now);
+      }
       if (auto event = reports_.node_down(address, what, now, error, core_.lifecycle() != Lifecycle::running)) {
         emit_error("", *event);
       }

@@ -35,7 +35,7 @@ class Category final : public boost::system::error_category {
       case errc::not_confirmed: return "too few replicas acknowledged the lease";
       case errc::sentinel_unreachable: return "no sentinel could be reached";
       case errc::master_unknown: return "the sentinels know no master by that name";
-      case errc::not_master: return "the server the sentinels named is not a master";
+      case errc::not_master: return "the server is not a master (ROLE, or a READONLY reply)";
       case errc::master_changed: return "the sentinels announced a new master";
       case errc::drain_timeout: return "guarded work still ran when drain_timeout passed";
       case errc::duplicate_instance_id: return "another live process uses this instance id";

@@ -4,9 +4,14 @@
 #include "lease_scripts.hpp"
 #include "replica_wait.hpp"
 #include "slot_sort.hpp"
+#include "cluster/redirect.hpp"
+
+#include <leasehold/log.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -44,12 +49,13 @@ RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string
       take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
       settings_(settings),
       renew_argv_(renew_batch_argv(id_, ttl_ms_, incarnation_)),
-      node_batches_(commands.is_cluster() && commands.options().cluster->cross_slot_renewals) {
+      node_batches_wanted_(commands.is_cluster() && commands.options().cluster->cross_slot_renewals),
+      node_batches_(node_batches_wanted_) {
   commands_.preload(acquire_);
   if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
   commands_.preload(renew_script());
   commands_.preload(renew_batch_script());
-  if (node_batches_) commands_.preload(renew_node_script());
+  if (node_batches_wanted_) commands_.preload(renew_node_script());
   commands_.preload(release_script(settings.notices));
   commands_.preload(hand_over_script(settings.notices));
 }
@@ -200,13 +206,22 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
 // slot at a time, where MOVED and ASK are followed; the rest are answered.
 void RedisTransport::answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via) {
   const auto& renewals = batch.renewals;
-  if (!ec && reply.is_error()) {
-    // A server that cannot run the cross-slot script (before Redis 7.0)
-    // never will: one slot per script from now on.
-    if (reply.str.find("shebang") != std::string::npos || reply.str.find("compiling") != std::string::npos) {
+  if (reply.is_error()) {
+    // Redirections and retries were followed below: a reply that is still
+    // one gave up, and goes to the groups. Any other error: a server that
+    // refuses the cross-slot script (before Redis 7.0, Redis-compatible
+    // servers and managed services, each in its own words) will not take it
+    // on this connection. One slot per script, declaring every key, from now on.
+    using cluster::detail::ClusterError;
+    const bool refused = cluster::detail::read_cluster_error(reply.str).kind == ClusterError::Kind::other;
+    if (refused && node_batches_) {
       node_batches_ = false;
+      log(LogLevel::warning, fmt::format("elector {}: {} refused the script that renews several slots' groups at "
+                                         "once ({}); renewing one slot per script until it reconnects",
+                                         id_, via != nullptr ? via->options().to_string() : "a cluster node",
+                                         reply.str));
     }
-    return renew_by_slot(renewals);
+    if (refused || !ec) return renew_by_slot(renewals);
   }
   const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
   if (!split || std::none_of(reply.elements.begin(), reply.elements.end(),

@@ -40,6 +40,9 @@ class RedisTransport final : public LeaseTransport {
 
   void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) override;
   bool batches_by_slot() const noexcept override { return !node_batches_; }
+  /// A connection (on a cluster: a node's) came up: a server that refused
+  /// the cross-slot script may take it now (restarted, upgraded).
+  void connection_up() noexcept { node_batches_ = node_batches_wanted_; }
 
   /// The most groups one renewal script renews.
   static constexpr std::size_t max_batch = 64;
@@ -79,7 +82,8 @@ class RedisTransport final : public LeaseTransport {
   std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
   std::vector<Renewal> sorting_;   // flush_renewals()'s scratch, kept for its capacity
   std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
-  bool node_batches_;  // a cluster's nodes take renew_node_script()
+  const bool node_batches_wanted_;  // cross_slot_renewals on a cluster
+  bool node_batches_;  // ... and no node refused renew_node_script() since a connection came up
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
   /// the same connection (`via`), then answer with the replicas' verdict.

@@ -45,7 +45,7 @@ enum class errc {
   // Sentinel conditions (redis-sentinel:// URLs).
   sentinel_unreachable,  ///< no sentinel answered (each one's reason is in the detail)
   master_unknown,        ///< every sentinel that answered knows no master by that name
-  not_master,            ///< the address the sentinels gave is not a master (ROLE), or it turned read-only
+  not_master,            ///< the server reached (named by the sentinels, or by a host name) is not a master (ROLE), or it turned read-only
   master_changed,        ///< the sentinels announced a new master: the connection moves there
   /// Guarded work of an ended term still ran when ElectorOptions::drain_timeout
   /// passed; the lease was released anyway.

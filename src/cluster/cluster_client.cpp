@@ -243,9 +243,9 @@ void ClusterClient::on_replies(std::shared_ptr<Call> call, std::string_view host
       return call->complete(ec, std::move(replies), via);
     case RedirectStep::Action::give_up:
       ++stats_.gave_up;
-      // The caller's error says how long and how often it was retried, not
-      // only the node's last word.
-      replies[static_cast<std::size_t>(error - replies.data())].str = step.error.detail;
+      // The caller's error says how long and how often it was retried, after
+      // the node's last word (which still classifies the reply).
+      replies[static_cast<std::size_t>(error - replies.data())].str += " (" + step.error.detail + ")";
       return call->complete(step.error.code, std::move(replies), via);
     case RedirectStep::Action::resend:
       break;

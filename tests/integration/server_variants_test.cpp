@@ -1,0 +1,119 @@
+// Redis-compatible servers and managed services answer some of leasehold's
+// commands in their own words. A real Redis 7.0 behind a VariantProxy plays
+// them: each capability is probed once per connection and leads to one
+// clear error or a fallback, never an error per renewal.
+
+#include "support/elector_fixture.hpp"
+#include "support/log_capture.hpp"
+#include "support/node_probe.hpp"
+#include "support/redis_server.hpp"
+#include "support/variant_proxy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lh = leasehold;
+using lh::test::Fleet;
+using lh::test::RedisServer;
+using lh::test::VariantProxy;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+// A one-node cluster (every slot) that announces the proxy's port: the
+// slot map, and so every connection the elector makes, goes through it.
+struct ProxiedCluster {
+  RedisServer node{[] {
+    lh::test::RedisServerOptions o;
+    o.cluster = true;
+    return o;
+  }()};
+  VariantProxy proxy{node.port()};
+
+  ProxiedCluster() {
+    auto admin = node.admin();
+    admin.call({"CONFIG", "SET", "cluster-announce-ip", "127.0.0.1"});
+    admin.call({"CONFIG", "SET", "cluster-announce-port", std::to_string(proxy.port())});
+    admin.call({"CLUSTER", "ADDSLOTSRANGE", "0", "16383"});
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!contains(admin.call({"CLUSTER", "INFO"}).str, "cluster_state:ok") ||
+           !contains(lh::test::describe_reply(admin.call({"CLUSTER", "SLOTS"})), std::to_string(proxy.port()))) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("the proxied cluster never got ok");
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+
+  std::string url() const { return "redis-cluster://127.0.0.1:" + std::to_string(proxy.port()); }
+};
+
+std::vector<std::string> groups(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back("g" + std::to_string(i));
+  return out;
+}
+
+bool leads_all(Fleet& fleet, const std::vector<std::string>& names) {
+  for (const auto& g : names) {
+    if (!fleet.at(0).is_leader(g)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Dragonfly and ElastiCache Serverless refuse the script that renews several
+// slots' groups (undeclared keys) with texts of their own: the first refusal
+// turns renewals to one slot per script, and no lease is lost over it.
+TEST(ServerVariants, ARefusedCrossSlotScriptFallsBackToOneSlotPerScriptOnce) {
+  ProxiedCluster cluster;
+  cluster.proxy.refuse_script_containing(
+      "allow-cross-slot-keys",
+      lh::test::resp_error("ERR Error running script (call to f_1): @user_script:4: script tried accessing "
+                           "undeclared key, key: leader:{g1}:holder"));
+  lh::test::LogCapture log(lh::LogLevel::warning);
+  auto redis = lh::RedisOptions::from_url(cluster.url());
+  Fleet fleet(redis);
+  const auto names = groups(20);
+  auto options = lh::test::fast_options("variant");
+  options.groups = names;
+  fleet.add(options);
+  ASSERT_TRUE(lh::test::run_until(fleet.io, [&] { return leads_all(fleet, names); }, 20s));
+  lh::test::run_for(fleet.io, 3s);  // six heartbeats
+  EXPECT_TRUE(leads_all(fleet, names));
+  std::string why;
+  for (const auto& r : fleet.events(0).revoked) why += r.group + ": " + std::string(lh::to_string(r.reason)) + "\n";
+  for (const auto& e : fleet.events(0).errors) why += e.group + ": " + e.error.message() + "\n";
+  for (const auto& [level, line] : log.matching({""})) why += line + "\n";
+  EXPECT_TRUE(fleet.events(0).revoked.empty()) << "a renewal was lost to the fallback\n" << why;
+  EXPECT_EQ(log.matching({"refused the script that renews several slots", "undeclared key"}).size(), 1u);
+  const auto refused = cluster.proxy.counts("EVALSHA").refused + cluster.proxy.counts("EVAL").refused;
+  EXPECT_GE(refused, 1u) << "the cross-slot script was never tried";
+  EXPECT_LE(refused, 2u) << "tried again on every heartbeat";
+}
+
+// KeyDB's active replication takes writes on more than one master: the
+// client refuses such a server at connect, saying why, and nobody leads.
+TEST(ServerVariants, AKeyDbActiveReplicaIsRefusedSayingWhy) {
+  RedisServer server;
+  VariantProxy proxy(server.port());
+  proxy.rewrite_reply("ROLE", [](std::string_view) {
+    return std::string("*3\r\n$14\r\nactive-replica\r\n:0\r\n*0\r\n");
+  });
+  Fleet fleet(proxy.options_for(server.options()));
+  auto& e = fleet.add(lh::test::fast_options("keydb"));
+  ASSERT_TRUE(lh::test::run_until(fleet.io, [&] { return fleet.events(0).has_error(lh::errc::not_master); }, 10s));
+  const auto* error = fleet.events(0).first_error(lh::errc::not_master);
+  EXPECT_EQ(error->group, "");
+  EXPECT_TRUE(contains(error->error.detail, "active-replica")) << error->error.message();
+  EXPECT_TRUE(contains(error->error.detail, "more than one master")) << error->error.message();
+  lh::test::run_for(fleet.io, 1s);
+  EXPECT_FALSE(e.is_leader());
+  EXPECT_FALSE(server.admin().get("leader:default").has_value());
+}
