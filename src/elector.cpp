@@ -282,6 +282,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     if (core_.lifecycle() != Lifecycle::idle) return;
     pulse();
     commands_.on_state([this](bool up, const Error& error) { on_connection(up, error); });
+    transport_.on_confirm_refused([this](const Error& error) { emit_error("", error); });
     if (auto* cluster = commands_.cluster()) report_cluster_nodes(*cluster);
     commands_.start();
     if (subscriber_) listen_for_notices(*subscriber_);
@@ -362,6 +363,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     connected_.store(up, std::memory_order_relaxed);
     if (up) {
       reports_.commands_up(now);
+      transport_.connection_up();
       return core_.connection_up(now);
     }
     if (reports_.commands_down(now, error, core_.lifecycle() != Lifecycle::running)) emit_error("", error);

@@ -436,6 +436,7 @@ void ElectorCore::unconfirmed(GroupState& g, std::string_view what) {
   const error_code ec = make_error_code(errc::not_confirmed);
   if (ec == g.last_error) return;
   g.last_error = ec;
+  if (transport_.confirm_refused()) return;  // WAIT refused: reported once for the elector
   Error error{ec, fmt::format("fewer than {} replica(s) acknowledged the {} within {} ms", options_.confirm_replicas,
                               what, options_.confirm_timeout.count())};
   log(LogLevel::warning, fmt::format("elector {}: group \"{}\": {}", id_, g.name, error.message()));

@@ -48,6 +48,11 @@ class LeaseTransport {
   /// a node's slots share a script anyway: pulling renewals forward then
   /// only bunches them into bursts.
   virtual bool batches_by_slot() const noexcept { return true; }
+
+  /// Confirm mode: the server refused WAIT on this connection (NOPERM, an
+  /// unknown command). The transport has reported it once; groups then
+  /// answer Replicated::too_few without a report of their own.
+  virtual bool confirm_refused() const noexcept { return false; }
 };
 
 }  // namespace leasehold::detail

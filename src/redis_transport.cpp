@@ -100,12 +100,33 @@ void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, 
                                   Clock::now());
   }
   wait_for_replicas(*via, settings_.confirm_replicas, settings_.confirm_timeout,
-                    [owner = owner_.lock(), g = &g, command, seq, r = &replies, reply = std::move(reply)](
+                    [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, reply = std::move(reply)](
                         error_code ec, bool enough, const redis::Reply& wait) {
+                      if (ec && wait_was_refused(wait)) {
+                        return r->on_lease_reply(*g, command, seq, {}, reply, Replicated::too_few, Clock::now());
+                      }
                       if (ec) return r->on_lease_reply(*g, command, seq, ec, wait, Replicated::not_asked, Clock::now());
                       r->on_lease_reply(*g, command, seq, {}, reply,
                                         enough ? Replicated::enough : Replicated::too_few, Clock::now());
                     });
+}
+
+// Some servers and managed services have no WAIT, or an ACL refuses it:
+// confirm mode cannot confirm anything there. Said once, with the server's
+// words; the lease commands then count as too few, so that no group leads
+// (and none passes its lease round) until a connection accepts WAIT.
+bool RedisTransport::wait_was_refused(const redis::Reply& wait) {
+  if (!wait.is_error()) return false;
+  if (!wait_refused_) {
+    wait_refused_ = true;
+    const Error error{make_error_code(classify_server_error(wait.str)),
+                      fmt::format("confirm mode (confirm_replicas {}) needs WAIT, which the server refused: {}; no "
+                                  "group leads until it accepts WAIT (grant +wait, or turn confirm mode off)",
+                                  settings_.confirm_replicas, wait.str)};
+    log(LogLevel::warning, fmt::format("elector {}: {}", id_, error.message()));
+    if (on_confirm_refused_) on_confirm_refused_(error);
+  }
+  return true;
 }
 
 // The renewals of a batch and their arguments, kept until the answer: a
@@ -296,8 +317,9 @@ void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis
   };
   if (via == nullptr) return answer(make_error_code(errc::not_connected), false, redis::Reply{});
   wait_for_replicas(*via, settings_.confirm_replicas, settings_.confirm_timeout,
-                    [owner = owner_.lock(), answer = std::move(answer)](error_code wait_ec, bool enough,
-                                                                         const redis::Reply& wait) {
+                    [this, owner = owner_.lock(), answer = std::move(answer)](error_code wait_ec, bool enough,
+                                                                               const redis::Reply& wait) {
+                      if (wait_ec && wait_was_refused(wait)) return answer({}, false, wait);
                       answer(wait_ec, enough, wait);
                     });
 }

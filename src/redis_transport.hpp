@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,7 +43,15 @@ class RedisTransport final : public LeaseTransport {
   bool batches_by_slot() const noexcept override { return !node_batches_; }
   /// A connection (on a cluster: a node's) came up: a server that refused
   /// the cross-slot script may take it now (restarted, upgraded).
-  void connection_up() noexcept { node_batches_ = node_batches_wanted_; }
+  /// ... and WAIT is asked again.
+  void connection_up() noexcept {
+    node_batches_ = node_batches_wanted_;
+    wait_refused_ = false;
+  }
+  bool confirm_refused() const noexcept override { return wait_refused_; }
+  /// Called once when the server refuses WAIT in confirm mode (the error
+  /// quotes its answer). Set before the first command.
+  void on_confirm_refused(std::function<void(const Error&)> handler) { on_confirm_refused_ = std::move(handler); }
 
   /// The most groups one renewal script renews.
   static constexpr std::size_t max_batch = 64;
@@ -84,6 +93,11 @@ class RedisTransport final : public LeaseTransport {
   std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
   const bool node_batches_wanted_;  // cross_slot_renewals on a cluster
   bool node_batches_;  // ... and no node refused renew_node_script() since a connection came up
+  bool wait_refused_ = false;  // confirm mode: WAIT refused since a connection came up
+  std::function<void(const Error&)> on_confirm_refused_;
+
+  /// A WAIT answered with an error reply: reported once, then too few.
+  bool wait_was_refused(const redis::Reply& wait);
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
   /// the same connection (`via`), then answer with the replicas' verdict.

@@ -117,3 +117,43 @@ TEST(ServerVariants, AKeyDbActiveReplicaIsRefusedSayingWhy) {
   EXPECT_FALSE(e.is_leader());
   EXPECT_FALSE(server.admin().get("leader:default").has_value());
 }
+
+// No WAIT (Dragonfly before 1.40, some managed services, an ACL without
+// +wait): confirm mode cannot confirm anything. One error event and one log
+// line per elector quote the server; the groups do not lead, do not pass the
+// lease round and do not report one by one.
+TEST(ServerVariants, ARefusedWaitIsReportedOnceAndNoGroupLeads) {
+  RedisServer server;
+  VariantProxy proxy(server.port());
+  proxy.refuse("WAIT", lh::test::noperm_error("wait"));
+  lh::test::LogCapture log(lh::LogLevel::warning);
+  Fleet fleet(proxy.options_for(server.options()));
+  const auto names = groups(5);
+  for (const char* id : {"a", "b"}) {
+    auto options = lh::test::fast_options(id);
+    options.groups = names;
+    options.confirm_replicas = 1;
+    options.confirm_timeout = 200ms;
+    options.empty_restart_guard = false;
+    fleet.add(options);
+  }
+  ASSERT_TRUE(lh::test::run_until(fleet.io, [&] { return proxy.counts("WAIT").refused >= 1; }, 10s));
+  lh::test::run_for(fleet.io, 3s);  // ten retry intervals
+  EXPECT_TRUE(fleet.leaders().empty());
+  std::size_t refusals = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (const auto& e : fleet.events(i).errors) {
+      EXPECT_NE(e.error.code, lh::errc::not_confirmed) << "group " << e.group << " reported on its own";
+      if (contains(e.error.detail, "needs WAIT, which the server refused: NOPERM")) {
+        EXPECT_EQ(e.group, "");
+        ++refusals;
+      }
+    }
+  }
+  EXPECT_GE(refusals, 1u);
+  EXPECT_LE(refusals, 2u) << "once per elector";
+  EXPECT_LE(log.matching({"needs WAIT, which the server refused"}).size(), 2u);
+  for (const auto& g : names) {
+    EXPECT_LE(std::stoi(server.admin().get("leader:" + g + ":token").value_or("0")), 1) << g << " passed round";
+  }
+}
