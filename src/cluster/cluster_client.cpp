@@ -383,6 +383,9 @@ void ClusterClient::read_map(const std::string& address, bool shards) {
       if (auto it = me.nodes_.find(address); it != me.nodes_.end()) it->second.slots_only = true;
       return me.read_map(address, false);
     }
+    if (reading.error && reading.error.detail.find(address) == std::string::npos) {
+      reading.error.detail += " (asked " + address + ")";
+    }
     me.map_read(std::move(reading));
   });
 }

@@ -188,6 +188,20 @@ TEST(Cli, UnreachableServerExitsThree) {
   EXPECT_FALSE(contains(r.out + r.err, "hunter2")) << r.describe();
 }
 
+// On a cluster the message says, for each seed, why it gave no slot map.
+TEST(Cli, OnAClusterEachSeedSaysWhyItGaveNoSlotMap) {
+  lh::test::RedisServer refusing;  // answers, but may not read the slot map
+  refusing.admin().call({"ACL", "SETUSER", "default", "-cluster"});
+  const auto dead = std::to_string(lh::test::free_port());
+  const auto r = cli({"--url", "redis-cluster://127.0.0.1:" + dead + ",127.0.0.1:" + std::to_string(refusing.port()),
+                      "status"});
+  EXPECT_EQ(r.exit_code, 3) << r.describe();
+  EXPECT_TRUE(contains(r.err, "no slot map read from any seed node")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "127.0.0.1:" + dead)) << r.describe();
+  EXPECT_TRUE(contains(r.err, "NOPERM")) << r.describe();
+  EXPECT_TRUE(contains(r.err, "127.0.0.1:" + std::to_string(refusing.port()))) << r.describe();
+}
+
 TEST(Cli, WrongPasswordExitsThreeWithoutShowingIt) {
   lh::test::RedisServerOptions options;
   options.password = "right-pass";

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,12 +58,32 @@ asio::awaitable<void> Connection::connect() {
     outcome = error;
     wake.cancel();
   });
+  // A cluster: why each node it asked gave no slot map, for the message.
+  std::map<std::string, std::string> seeds_failed;
+  auto* cluster = commands_.cluster();
+  if (cluster != nullptr) {
+    cluster->on_node_state([&](const std::string& address, bool up, const Error& error) {
+      if (up) return;
+      const std::string reason = error.message();
+      seeds_failed[address] = reason.find(address) != std::string::npos ? reason : address + ": " + reason;
+    });
+    cluster->on_map_read([&](const Error& error) {
+      if (error) seeds_failed[error.detail] = error.message();
+    });
+  }
   commands_.start();
   co_await wake.async_wait(await_tuple);
   commands_.on_state(nullptr);
+  if (cluster != nullptr) {
+    cluster->on_node_state(nullptr);
+    cluster->on_map_read(nullptr);
+  }
   if (!outcome) {
-    outcome = Error{make_error_code(errc::timeout),
-                    is_cluster() ? "no slot map read from any seed node" : "no answer to the connection attempt"};
+    std::string why = is_cluster() ? "no slot map read from any seed node" : "no answer to the connection attempt";
+    for (const auto& [where, reason] : seeds_failed) {
+      why += fmt::format("{} {}", why.ends_with("node") ? ":" : ";", reason);
+    }
+    outcome = Error{make_error_code(errc::timeout), std::move(why)};
   }
   if (*outcome) {
     commands_.stop();
