@@ -154,13 +154,18 @@ namespace {
 // a Redis Cluster with SPUBLISH to the channel of the keys' slot (only that
 // shard hears it), which the slot's groups share: the message then names
 // the lease key too (KeyLayout::read_release_notice), as it does when the
-// hash-tagged layout is PUBLISHed on one endpoint. SPUBLISH goes through
-// pcall: a server without sharded pub/sub (before 7.0) must still release
-// the lease, its standbys then poll; a script error after the DEL would
-// report a failed release that happened.
+// hash-tagged layout is PUBLISHed on one endpoint. A cluster without
+// sharded pub/sub (Redis 6, KeyDB) gets the notice through PUBLISH, which
+// it broadcasts to every node, where standbys SUBSCRIBE instead
+// (ClusterNotices). Both go through pcall: a notice that cannot be sent
+// must not fail a release that happened (standbys then poll).
 std::string notice_line(Notices notices) {
   switch (notices) {
-    case Notices::sharded: return "redis.pcall('SPUBLISH', ARGV[2], KEYS[1] .. '\\n' .. ARGV[1])\nreturn 1\n";
+    case Notices::sharded:
+      return "local notice = KEYS[1] .. '\\n' .. ARGV[1]\n"
+             "local sent = redis.pcall('SPUBLISH', ARGV[2], notice)\n"
+             "if type(sent) == 'table' and sent.err then redis.pcall('PUBLISH', ARGV[2], notice) end\n"
+             "return 1\n";
     case Notices::published_tagged: return "redis.call('PUBLISH', ARGV[2], KEYS[1] .. '\\n' .. ARGV[1])\nreturn 1\n";
     case Notices::published: break;
   }

@@ -3,12 +3,28 @@
 #include "key_slot.hpp"
 #include "redirect.hpp"
 
+#include <leasehold/log.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
 #include <utility>
 #include <vector>
 
 namespace leasehold::cluster::detail {
 
 namespace {
+
+// "ERR unknown command 'SSUBSCRIBE', ..." (Redis 6), or KeyDB's words.
+bool unknown_shard_command(std::string_view reply) {
+  std::string lower(reply);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find("unknown command") != std::string::npos &&
+         (lower.find("ssubscribe") != std::string::npos || lower.find("sunsubscribe") != std::string::npos);
+}
 
 RedisOptions subscriber_options(RedisOptions o) {
   o.cluster.reset();
@@ -51,13 +67,21 @@ void ClusterNotices::watch(const std::string& channel) {
 void ClusterNotices::place(const std::string& channel, Watched& w) {
   const ClusterNode* master = cluster_.slot_map().master_of(key_slot(channel));
   if (master == nullptr) return;
-  subscriber_for(*master, w.home).ssubscribe({channel});
+  redis::Client& subscriber = subscriber_for(*master, w.home);
+  if (unsharded_) return subscriber.subscribe({channel});
+  subscriber.ssubscribe({channel});
 }
 
 // Off its node, waiting for a map that places it again.
 void ClusterNotices::unplace(const std::string& channel, Watched& w) {
   if (w.home == nullptr) return;
-  if (auto node = nodes_.find(*w.home); node != nodes_.end()) node->second->sunsubscribe({channel});
+  if (auto node = nodes_.find(*w.home); node != nodes_.end()) {
+    if (unsharded_) {
+      node->second->unsubscribe({channel});
+    } else {
+      node->second->sunsubscribe({channel});
+    }
+  }
   w.home = nullptr;
   lost(channel, w);
 }
@@ -93,6 +117,20 @@ void ClusterNotices::node_down(const std::string& address) {
 // group polls.
 void ClusterNotices::refused(const std::string& address, const Error& error) {
   const ClusterError reply = read_cluster_error(error.detail);
+  if (unknown_shard_command(error.detail)) {
+    if (!unsharded_) {
+      unsharded_ = true;
+      log(LogLevel::warning, fmt::format("cluster node {} has no sharded pub/sub ({}): release notices go through "
+                                         "SUBSCRIBE and PUBLISH",
+                                         address, error.detail));
+      for (auto& [channel, w] : watched_) {
+        if (w.home == nullptr) continue;
+        w.home = nullptr;  // its SSUBSCRIBE was refused, or will be: SUBSCRIBE it
+        place(channel, w);
+      }
+    }
+    return;
+  }
   if (reply.kind != ClusterError::Kind::moved && reply.kind != ClusterError::Kind::ask) {
     if (on_refusal_) on_refusal_(address, error);
     return;

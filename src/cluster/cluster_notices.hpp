@@ -74,6 +74,10 @@ class ClusterNotices {
   MessageHandler on_message_;
   AvailabilityHandler on_availability_;
   RefusalHandler on_refusal_;
+  // A node knew no SSUBSCRIBE (Redis 6, KeyDB): every channel is SUBSCRIBEd
+  // instead, since the release scripts then PUBLISH, which a cluster
+  // broadcasts to every node.
+  bool unsharded_ = false;
   std::map<std::string, std::unique_ptr<redis::Client>> nodes_;  // by "host:port"; never erased
   std::map<std::string, Watched, std::less<>> watched_;
   std::size_t confirmed_ = 0;

@@ -209,6 +209,36 @@ TEST(ClusterElector, AStepDownIsHeardOnTheGroupsShardChannel) {
   }
 }
 
+// A cluster without sharded pub/sub (Redis 6, KeyDB; here the commands are
+// renamed away): the release scripts PUBLISH, which the cluster broadcasts,
+// and the standbys SUBSCRIBE. As above, a takeover within 10 s is a notice's.
+TEST(ClusterElector, WithoutShardedPubSubAStepDownIsHeardThroughPublish) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  topology_options.extra_config = {"rename-command SPUBLISH \"\"", "rename-command SSUBSCRIBE \"\"",
+                                   "rename-command SUNSUBSCRIBE \"\""};
+  ClusterTopology topology(topology_options);
+  leasehold::test::LogCapture log(leasehold::LogLevel::warning);
+  const std::vector<std::string> groups{"orders", "billing", "reports"};
+  Fleet fleet(cluster_url_options(topology));
+  add_notice_listeners(fleet, groups);
+  ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
+  leasehold::test::run_for(fleet.io, 1s);
+  for (const auto& g : groups) {
+    const std::size_t leader = fleet.leaders(g).front();
+    std::optional<leasehold::error_code> stepped;
+    fleet.at(leader).step_down(g, [&](leasehold::error_code ec) { stepped = ec; });
+    ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] {
+      return stepped.has_value() && fleet.leaders(g).size() == 1 && fleet.leaders(g).front() != leader;
+    }, 10s)) << g << ": the standby did not take over at the release notice";
+    EXPECT_FALSE(*stepped);
+  }
+  EXPECT_FALSE(log.matching({"has no sharded pub/sub", "SUBSCRIBE and PUBLISH"}).empty());
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (const auto& e : fleet.events(i).errors) ADD_FAILURE() << i << " [" << e.group << "]: " << e.error.message();
+  }
+}
+
 // Names "s<i>" whose keys (under the "cl:" prefix) share one slot.
 std::vector<std::string> names_in_one_slot(std::size_t count) {
   return leasehold::test::names_in_one_slot(count, [](const std::string& name) { return "cl:{" + name + "}"; });
