@@ -184,6 +184,20 @@ void add_notice_listeners(Fleet& fleet, const std::vector<std::string>& groups) 
   }
 }
 
+// Each group's leader steps down in turn; its standby must take over within
+// 10 s, which (add_notice_listeners' timings) only the release notice does.
+void step_down_each_heard_at_once(Fleet& fleet, const std::vector<std::string>& groups) {
+  for (const auto& g : groups) {
+    const std::size_t leader = fleet.leaders(g).front();
+    std::optional<leasehold::error_code> stepped;
+    fleet.at(leader).step_down(g, [&](leasehold::error_code ec) { stepped = ec; });
+    ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] {
+      return stepped.has_value() && fleet.leaders(g).size() == 1 && fleet.leaders(g).front() != leader;
+    }, 10s)) << g << ": the standby did not take over at the release notice";
+    EXPECT_FALSE(*stepped);
+  }
+}
+
 // With a 30 s ttl and a 20 s retry interval, a standby that took over
 // within 10 s of a step-down heard the release on the group's shard channel:
 // it would otherwise look again only 20 s after its last attempt.
@@ -198,15 +212,7 @@ TEST(ClusterElector, AStepDownIsHeardOnTheGroupsShardChannel) {
   // Both electors' channels confirmed before the step-downs (a standby
   // subscribes after its first acquire attempt at the latest).
   leasehold::test::run_for(fleet.io, 1s);
-  for (const auto& g : groups) {
-    const std::size_t leader = fleet.leaders(g).front();
-    std::optional<leasehold::error_code> stepped;
-    fleet.at(leader).step_down(g, [&](leasehold::error_code ec) { stepped = ec; });
-    ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] {
-      return stepped.has_value() && fleet.leaders(g).size() == 1 && fleet.leaders(g).front() != leader;
-    }, 10s)) << g << ": the standby did not take over at the release notice";
-    EXPECT_FALSE(*stepped);
-  }
+  step_down_each_heard_at_once(fleet, groups);
 }
 
 // A cluster without sharded pub/sub (Redis 6, KeyDB; here the commands are
@@ -224,15 +230,7 @@ TEST(ClusterElector, WithoutShardedPubSubAStepDownIsHeardThroughPublish) {
   add_notice_listeners(fleet, groups);
   ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] { return one_leader_each(fleet, groups); }, 20s));
   leasehold::test::run_for(fleet.io, 1s);
-  for (const auto& g : groups) {
-    const std::size_t leader = fleet.leaders(g).front();
-    std::optional<leasehold::error_code> stepped;
-    fleet.at(leader).step_down(g, [&](leasehold::error_code ec) { stepped = ec; });
-    ASSERT_TRUE(leasehold::test::run_until(fleet.io, [&] {
-      return stepped.has_value() && fleet.leaders(g).size() == 1 && fleet.leaders(g).front() != leader;
-    }, 10s)) << g << ": the standby did not take over at the release notice";
-    EXPECT_FALSE(*stepped);
-  }
+  step_down_each_heard_at_once(fleet, groups);
   EXPECT_FALSE(log.matching({"has no sharded pub/sub", "SUBSCRIBE and PUBLISH"}).empty());
   for (std::size_t i = 0; i < 2; ++i) {
     for (const auto& e : fleet.events(i).errors) ADD_FAILURE() << i << " [" << e.group << "]: " << e.error.message();
