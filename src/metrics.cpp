@@ -143,12 +143,16 @@ void connection_families(Builder& b) {
   b.per_connection("leasehold_redis_slot_map_failures_total", Type::counter,
                    "Redis Cluster: slot map reads (CLUSTER SHARDS or SLOTS) that failed.",
                    [](const ConnectionMetrics& c) { return c.slot_map_failures; });
-  // Only the commands connection has request/reply round trips and a
-  // meaningful reply age: the subscriber's traffic is pushed.
+  // Only the commands connection (a cluster: each node's too) has
+  // request/reply round trips and a meaningful reply age: the subscriber's
+  // traffic is pushed.
   b.family("leasehold_redis_last_reply_age_seconds", Type::gauge,
            "Seconds since the last successful reply on the commands connection.", [&](const Metrics& m) {
              if (m.commands.last_reply_age) {
                b.add(b.connection_labels(m.commands), seconds(*m.commands.last_reply_age));
+             }
+             for (const auto& node : m.nodes) {
+               if (node.last_reply_age) b.add(b.connection_labels(node), seconds(*node.last_reply_age));
              }
            });
   b.family("leasehold_redis_command_duration_seconds", Type::histogram,

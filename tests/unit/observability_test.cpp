@@ -126,6 +126,37 @@ TEST(Prometheus, RenderingParsesStrictlyWithEveryFamilyOnceForSeveralElectors) {
   EXPECT_EQ(e.value("leasehold_redis_connected", subscriber), 0);
 }
 
+// A cluster's nodes: each connection metric once per node, with its
+// address and role, beside the summed commands series.
+TEST(Prometheus, ClusterNodesHaveTheirOwnSeriesNamingNodeAndRole) {
+  lh::Metrics m = sample_metrics("host-c-3", "default");
+  lh::ConnectionMetrics up;
+  up.name = "node";
+  up.node = "10.0.0.5:6379";
+  up.role = "master";
+  up.connected = true;
+  up.last_reply_age = 100ms;
+  lh::ConnectionMetrics down = up;
+  down.node = "10.0.0.6:6379";
+  down.connected = false;
+  down.last_reply_age.reset();
+  m.nodes = {up, down};
+  m.commands.slot_map_failures = 2;
+  const std::string text = lh::to_prometheus(m);
+  prom::Exposition e;
+  ASSERT_NO_THROW(e = prom::parse(text)) << text;
+  const prom::Labels first{{"instance", "host-c-3"}, {"connection", "node"}, {"node", "10.0.0.5:6379"},
+                           {"role", "master"}};
+  const prom::Labels second{{"instance", "host-c-3"}, {"connection", "node"}, {"node", "10.0.0.6:6379"},
+                            {"role", "master"}};
+  EXPECT_EQ(e.value("leasehold_redis_connected", first), 1);
+  EXPECT_EQ(e.value("leasehold_redis_connected", second), 0);
+  EXPECT_DOUBLE_EQ(*e.value("leasehold_redis_last_reply_age_seconds", first), 0.1);
+  EXPECT_FALSE(e.value("leasehold_redis_last_reply_age_seconds", second));
+  const prom::Labels commands{{"instance", "host-c-3"}, {"connection", "commands"}};
+  EXPECT_EQ(e.value("leasehold_redis_slot_map_failures_total", commands), 2);
+}
+
 TEST(Prometheus, StrictParserRejectsWhatAScraperCouldMisread) {
   const auto rejects = [](const std::string& text) {
     EXPECT_THROW(prom::parse(text), std::runtime_error) << text;
