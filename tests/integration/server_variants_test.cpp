@@ -157,3 +157,21 @@ TEST(ServerVariants, ARefusedWaitIsReportedOnceAndNoGroupLeads) {
     EXPECT_LE(std::stoi(server.admin().get("leader:" + g + ":token").value_or("0")), 1) << g << " passed round";
   }
 }
+
+// CLUSTER SHARDS in a shape leasehold cannot read (a Redis-compatible
+// server's own fields): the slot map comes from CLUSTER SLOTS instead.
+TEST(ServerVariants, AnUnreadableClusterShardsReplyFallsBackToClusterSlots) {
+  ProxiedCluster cluster;
+  cluster.proxy.rewrite_reply("CLUSTER SHARDS", [](std::string_view) {
+    return std::string("*1\r\n*2\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n");  // no "nodes"
+  });
+  Fleet fleet(lh::RedisOptions::from_url(cluster.url()));
+  const auto names = groups(4);
+  auto options = lh::test::fast_options("shards");
+  options.groups = names;
+  fleet.add(options);
+  ASSERT_TRUE(lh::test::run_until(fleet.io, [&] { return leads_all(fleet, names); }, 20s));
+  EXPECT_GE(cluster.proxy.counts("CLUSTER SHARDS").rewritten, 1u);
+  EXPECT_GE(cluster.proxy.counts("CLUSTER SLOTS").seen, 1u);
+  EXPECT_EQ(fleet.metrics(0).commands.slot_map_failures, 0u);
+}
