@@ -437,13 +437,26 @@ void ClusterClient::arm_periodic_refresh() {
   });
 }
 
+namespace {
+
+enum class Part : std::uint8_t { none, master, replica };
+
+// What `range` makes node "host:port".
+Part part_in(const SlotRange& range, std::string_view address) {
+  if (range.master.to_string() == address) return Part::master;
+  const bool replica = std::any_of(range.replicas.begin(), range.replicas.end(),
+                                   [&](const ClusterNode& r) { return r.to_string() == address; });
+  return replica ? Part::replica : Part::none;
+}
+
+}  // namespace
+
 std::string ClusterClient::role_of(std::string_view address) const {
   std::string role;
   for (const SlotRange& range : map_.ranges()) {
-    if (range.master.to_string() == address) return "master";
-    for (const ClusterNode& replica : range.replicas) {
-      if (replica.to_string() == address) role = "replica";
-    }
+    const Part part = part_in(range, address);
+    if (part == Part::master) return "master";
+    if (part == Part::replica) role = "replica";
   }
   return role;
 }
@@ -452,11 +465,9 @@ std::string ClusterClient::describe_node(std::string_view address) const {
   std::string served;
   std::string master_of_replica;
   for (const SlotRange& range : map_.ranges()) {
-    const bool as_master = range.master.to_string() == address;
-    const bool as_replica = std::any_of(range.replicas.begin(), range.replicas.end(),
-                                        [&](const ClusterNode& r) { return r.to_string() == address; });
-    if (!as_master && !as_replica) continue;
-    if (as_replica) master_of_replica = range.master.to_string();
+    const Part part = part_in(range, address);
+    if (part == Part::none) continue;
+    if (part == Part::replica) master_of_replica = range.master.to_string();
     served += served.empty() ? "" : ",";
     served += range.first == range.last ? std::to_string(range.first)
                                         : std::to_string(range.first) + "-" + std::to_string(range.last);

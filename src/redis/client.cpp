@@ -340,12 +340,8 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
         resolver_->distrust_last_answer();
         e.detail = fmt::format("{}, named by sentinel {} as master \"{}\": {}; asking again", target_.to_string(),
                                resolved_by_, options_.sentinel->master_name, e.detail);
-      } else if (e.code == errc::not_master && e.detail.find("active-replica") != std::string::npos) {
-        e.detail = fmt::format("{}: {}", target_.to_string(), e.detail);
       } else if (e.code == errc::not_master) {
-        e.detail = fmt::format("{}: {}; connecting again (after a failover the name may not point at the new "
-                               "primary yet; RedisOptions::require_primary = false uses any server)",
-                               target_.to_string(), e.detail);
+        e.detail = fmt::format("{}: {}", target_.to_string(), e.detail);
       }
       co_return e;
     }

@@ -78,7 +78,16 @@ Error Reconnect::on_handshake_reply(const Reply& reply) {
             fmt::format("reply with no pending handshake step: {}", reply.debug_string())};
   }
   const Step step = steps_[next_step_++];
-  if (step == Step::role || (step == Step::role_if_answered && !reply.is_error())) return check_role(reply);
+  if (step == Step::role) return check_role(reply);
+  if (step == Step::role_if_answered && !reply.is_error()) {
+    Error error = check_role(reply);
+    // A replica may be the primary of a moment ago: the name may move yet.
+    if (error.code == errc::not_master && reply.elements[0].str != "active-replica") {
+      error.detail += "; connecting again (after a failover the name may not point at the new primary yet; "
+                      "RedisOptions::require_primary = false uses any server)";
+    }
+    return error;
+  }
   if (!reply.is_error()) return {};
   // Any step may meet a server that wants a password none was given for.
   if (reply.str.starts_with("NOAUTH")) {

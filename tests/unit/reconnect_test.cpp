@@ -353,6 +353,7 @@ TEST(ReconnectHandshake, ThePrimaryCheckLeavesAReplicaAndTrustsAServerThatRefuse
   const lh::Error replica = fsm.on_handshake_reply(role_reply("slave"));
   EXPECT_EQ(replica.code, lh::errc::not_master);
   EXPECT_NE(replica.detail.find("\"slave\""), std::string::npos) << replica.detail;
+  EXPECT_NE(replica.detail.find("connecting again"), std::string::npos) << replica.detail;
 
   // Managed services that block ROLE: the connection is used unchecked.
   for (const char* refusal : {"NOPERM User default has no permissions to run the 'role' command",
@@ -370,6 +371,7 @@ TEST(ReconnectHandshake, ThePrimaryCheckLeavesAReplicaAndTrustsAServerThatRefuse
   const lh::Error active = fsm.on_handshake_reply(role_reply("active-replica"));
   EXPECT_EQ(active.code, lh::errc::not_master);
   EXPECT_NE(active.detail.find("more than one master"), std::string::npos) << active.detail;
+  EXPECT_EQ(active.detail.find("connecting again"), std::string::npos) << "no hope of a move: " << active.detail;
 }
 
 TEST(ReconnectHandshake, UnderSentinelARefusedRoleFailsTheAttempt) {
