@@ -53,12 +53,8 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 int parse_value(const FieldSpec& f, std::string_view s) {
-  if (all_digits(s)) {
+  if (detail::all_digits(s)) {
     int v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc{} || end != s.data() + s.size() || v < f.min || v > f.max) {
@@ -75,7 +71,7 @@ int parse_value(const FieldSpec& f, std::string_view s) {
 
 int parse_step(const FieldSpec& f, std::string_view s) {
   const int span = f.max - f.min + 1;
-  if (!all_digits(s)) problem(fmt::format("step \"{}\" is not a number", s));
+  if (!detail::all_digits(s)) problem(fmt::format("step \"{}\" is not a number", s));
   int v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc{} || end != s.data() + s.size() || v > span) {
@@ -179,7 +175,7 @@ Civil civil_of(system_clock::time_point t, TimeZone zone) {
     const auto minute_of_day = static_cast<int>(floor<minutes>(t - midnight).count());
     return {year_month_day(midnight), minute_of_day / 60, minute_of_day % 60};
   }
-  const std::time_t tt = system_clock::to_time_t(floor<seconds>(t));
+  const std::time_t tt = system_clock::to_time_t(floor<std::chrono::seconds>(t));
   std::tm tm{};
   localtime_r(&tt, &tm);
   return {year(tm.tm_year + 1900) / month(static_cast<unsigned>(tm.tm_mon + 1)) /

@@ -31,9 +31,12 @@ asio::awaitable<void> until_not_leader(Group group) {
   }
 }
 
+}  // namespace
+
 // Counts one piece of guarded work in its term for as long as it lives, so
 // that a draining step-down or stop waits for it. Empty when the term had
-// ended already: then the work must not start at all.
+// ended already: then the work must not start at all. Not in an unnamed
+// namespace: a coroutine frame of an external function holds one.
 class TermWork {
  public:
   explicit TermWork(const Term& term) : state_(state_of(term)) {
@@ -49,8 +52,6 @@ class TermWork {
  private:
   std::shared_ptr<TermState> state_;
 };
-
-}  // namespace
 
 asio::awaitable<bool> cancellation_requested() {
   auto state = co_await asio::this_coro::cancellation_state;

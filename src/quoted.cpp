@@ -29,4 +29,8 @@ std::string printable(std::string_view s, std::size_t max_bytes) {
 
 std::string quoted(std::string_view s) { return '"' + printable(s, 64) + '"'; }
 
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace leasehold::detail

@@ -15,5 +15,7 @@ bool has_control_char(std::string_view s);
 std::string printable(std::string_view s, std::size_t max_bytes = std::string_view::npos);
 /// "name", at most 64 bytes of it (then ...), control bytes as \xNN.
 std::string quoted(std::string_view s);
+/// Non-empty and only ASCII digits.
+bool all_digits(std::string_view s);
 
 }  // namespace leasehold::detail

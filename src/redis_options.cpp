@@ -73,10 +73,6 @@ bool is_control(char c) {
   return byte < 0x20 || byte == 0x7f;
 }
 
-bool all_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), is_digit);
-}
-
 std::string hex_byte(char c) {
   constexpr auto digits = "0123456789ABCDEF"sv;
   const auto byte = static_cast<unsigned char>(c);
@@ -599,7 +595,7 @@ class UrlParser {
   void parse_cluster_path(std::string_view path) {
     if (path.empty() || path == "/" || path == "/0") return;
     const auto text = path.substr(1);
-    if (all_digits(text) || (text.size() > 1 && text.front() == '-' && all_digits(text.substr(1)))) {
+    if (detail::all_digits(text) || (text.size() > 1 && text.front() == '-' && detail::all_digits(text.substr(1)))) {
       fail("database " + std::string(text) +
            ": Redis Cluster has only database 0 (drop \"/" + std::string(text) + "\" from the URL)");
     }
@@ -668,7 +664,7 @@ class UrlParser {
   std::uint16_t parse_port(std::string_view text) const {
     if (text.empty()) fail("port is empty after ':'");
     // Not quoted: it may be a password that lacks its "@host" (see mask_port).
-    if (!all_digits(text)) fail("port is not a number");
+    if (!detail::all_digits(text)) fail("port is not a number");
     const auto value = parse_unsigned(text);
     if (!value || *value == 0 || *value > 65535) {
       fail("port " + std::string(text) + " is out of range (1-65535)");
@@ -687,10 +683,10 @@ class UrlParser {
   }
 
   int parse_database(std::string_view text) const {
-    if (text.size() > 1 && text.front() == '-' && all_digits(text.substr(1))) {
+    if (text.size() > 1 && text.front() == '-' && detail::all_digits(text.substr(1))) {
       fail("database " + std::string(text) + " is negative (it must be >= 0)");
     }
-    if (!all_digits(text)) fail("database " + quote(text) + " is not a number");
+    if (!detail::all_digits(text)) fail("database " + quote(text) + " is not a number");
     const auto value = parse_unsigned(text);
     if (!value || *value > static_cast<std::uint64_t>(INT_MAX)) {
       fail("database " + std::string(text) + " is out of range");
@@ -869,7 +865,7 @@ class UrlParser {
   std::chrono::milliseconds parse_duration(std::string_view name, std::string_view text,
                                            bool zero_allowed) const {
     const auto label = std::string(name);
-    if (!all_digits(text)) {
+    if (!detail::all_digits(text)) {
       fail(label + " " + quote(text) + " is not a whole number of milliseconds");
     }
     const auto value = parse_unsigned(text);
@@ -884,7 +880,7 @@ class UrlParser {
   // A count of at least 1, such as max_redirects.
   int parse_count(std::string_view name, std::string_view text) const {
     const auto label = std::string(name);
-    if (!all_digits(text)) fail(label + " " + quote(text) + " is not a whole number");
+    if (!detail::all_digits(text)) fail(label + " " + quote(text) + " is not a whole number");
     const auto value = parse_unsigned(text);
     if (value && *value == 0) fail(label + " must be at least 1");
     if (!value || *value > static_cast<std::uint64_t>(INT_MAX)) {

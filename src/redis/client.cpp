@@ -41,7 +41,6 @@ namespace leasehold::redis::detail {
 using leasehold::detail::complete_later;
 using namespace asio::experimental::awaitable_operators;
 using clock = std::chrono::steady_clock;
-constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 

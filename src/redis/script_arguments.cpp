@@ -95,7 +95,7 @@ ScriptArguments ScriptArguments::args_of(std::span<const ScriptArguments* const>
 // and `shared` copied ahead of the parts' keys.
 ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
                                         bool as_keys, std::size_t keys_each) {
-  for (const ScriptArguments* part : parts) detail::prefetch(part->encoded_.data(), part->encoded_.size());
+  for (const ScriptArguments* part : parts) leasehold::detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
   std::vector<std::string_view> keys;  // each part's, found once

@@ -19,7 +19,6 @@ namespace leasehold::redis::detail {
 namespace {
 
 using namespace asio::experimental::awaitable_operators;
-constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
 SentinelAnswer failed(Error error) {
   SentinelAnswer answer;

@@ -147,12 +147,4 @@ RedisOptions sentinel_node_options(const RedisOptions& base, const SentinelAddre
   return node;
 }
 
-RedisOptions master_node_options(const RedisOptions& base, const MasterAddress& master) {
-  RedisOptions node = base;
-  node.sentinel.reset();
-  node.host = master.host;
-  node.port = master.port;
-  return node;
-}
-
 }  // namespace leasehold::redis::detail

@@ -92,7 +92,4 @@ Error check_role(const Reply& reply);
 /// query timeout), database 0, no sentinel section.
 RedisOptions sentinel_node_options(const RedisOptions& base, const SentinelAddress& sentinel);
 
-/// Options for the data node at `master`: `base` without its sentinel section.
-RedisOptions master_node_options(const RedisOptions& base, const MasterAddress& master);
-
 }  // namespace leasehold::redis::detail

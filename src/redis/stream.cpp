@@ -18,7 +18,6 @@ namespace leasehold::redis::detail {
 
 namespace {
 
-constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
 Error connect_error(const RedisOptions& options, const error_code& ec) {
   return {make_error_code(errc::connection_lost), fmt::format("connect to {}: {}", options.to_string(), ec.message())};

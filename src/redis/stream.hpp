@@ -7,9 +7,11 @@
 #include <leasehold/error.hpp>
 #include <leasehold/redis_options.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #if LEASEHOLD_HAS_TLS
 #include <boost/asio/ssl/context.hpp>
@@ -23,6 +25,9 @@
 namespace leasehold::redis::detail {
 
 namespace asio = boost::asio;
+
+// An awaitable completion that yields the error code instead of throwing it.
+inline constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
 class Stream {
  public:

@@ -145,10 +145,6 @@ TEST(SentinelRules, NodeOptionsSplitTheSentinelsFromTheDataNodes) {
   EXPECT_EQ(sentinel.password, "spw");
   EXPECT_EQ(sentinel.database, 0) << "sentinels have no databases";
   EXPECT_EQ(sentinel.connect_timeout, std::chrono::milliseconds(200));
-
-  const auto master = master_node_options(base, {"10.0.0.9", 7000});
-  EXPECT_FALSE(master.sentinel);
-  EXPECT_EQ(master.to_string(), "redis://app:***@10.0.0.9:7000/3");
 }
 
 TEST(SentinelRules, TheHandshakeChecksRoleOnlyBehindSentinels) {
