@@ -22,11 +22,11 @@
 // last confirming command + ttl - drift, and lies in the future; elected and
 // revoked flags match the transitions; no crash, leak or UB (ASan, UBSan).
 
-#include <lease_machine.hpp>
+#include <leasehold/impl/lease/lease_machine.hpp>
 #include <leasehold/redis/codec.hpp>
 #include <leasehold/redis/reply.hpp>
 
-#include "lease_replies.hpp"
+#include <leasehold/impl/lease/lease_replies.hpp>
 
 #include <array>
 #include <chrono>

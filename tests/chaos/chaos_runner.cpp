@@ -23,7 +23,7 @@
 
 #include "support/admin_client.hpp"
 
-#include "cluster/key_slot.hpp"
+#include <leasehold/impl/protocol/key_slot.hpp>
 
 #include <fmt/format.h>
 

@@ -6,6 +6,9 @@
 #      against that prefix only;
 #   2. as a CMake project that add_subdirectory()s the leasehold source tree;
 #   3. as one file compiled with `pkg-config --cflags --libs leasehold`;
+#   4. header-mostly: the installed headers plus one translation unit of
+#      <leasehold/src.hpp>, with a bare compiler command (no CMake, no
+#      libleasehold);
 # and runs each against a private redis-server on a free loopback port (each
 # must lead and stop cleanly), plus the installed `leasehold` CLI. When the
 # build has the prometheus component, 1 and 2 also build and run
@@ -95,7 +98,7 @@ if [ -e "$libdir/cmake/leasehold/leaseholdPrometheusTargets.cmake" ]; then
     || fail "missing after install: include/leasehold/prometheus/elector_collectable.hpp"
 fi
 
-step "consumer 1/3: find_package(leasehold CONFIG REQUIRED) (component prometheus: $prometheus)"
+step "consumer 1/4: find_package(leasehold CONFIG REQUIRED) (component prometheus: $prometheus)"
 # Only the temporary prefix is searched: no package registry, no system copy.
 cmake -S "$root/tests/consumer" -B "$work/package" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLEASEHOLD_CONSUMER_MODE=package -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus -DCMAKE_PREFIX_PATH="$prefix" \
@@ -105,7 +108,7 @@ grep -q "leasehold 0*[0-9].* from $libdir/cmake/leasehold" "$work/package.log" \
   || { cat "$work/package.log"; fail "find_package did not take leasehold from the temporary prefix"; }
 cmake --build "$work/package" -j "$jobs"
 
-step "consumer 2/3: add_subdirectory(leasehold source tree)"
+step "consumer 2/4: add_subdirectory(leasehold source tree)"
 # With BUILD_DIR given, the library is compiled as there (build type, warning
 # and debug-info options) from a directory as deep below the source tree, so
 # ccache serves its files instead of compiling them all again.
@@ -125,13 +128,28 @@ subdirectory_targets="app guest_app"
 # shellcheck disable=SC2086
 cmake --build "$subdirectory" -j "$jobs" --target $subdirectory_targets
 
-step "consumer 3/3: pkg-config --cflags --libs leasehold"
+step "consumer 3/4: pkg-config --cflags --libs leasehold"
 export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 [ "$(pkg-config --variable=prefix leasehold | xargs realpath)" = "$(realpath "$prefix")" ] \
   || fail "leasehold.pc does not point at the prefix it was installed to"
 # shellcheck disable=SC2046
 ${CXX:-c++} -Wall -Wextra -Wpedantic -Werror -O1 "$root/tests/consumer/app.cpp" -o "$work/app-pkgconfig" \
   $(pkg-config --cflags --libs leasehold)
+
+step "consumer 4/4: the installed headers and <leasehold/src.hpp>, one bare compiler command each"
+# The header-mostly way (a Meson, Bazel or hand-written build): leasehold's
+# code compiled in one translation unit of the program, then only leasehold's
+# dependencies linked. guest_app does it beside its own separately compiled
+# Asio, so that TU gets the program's Asio mode like every other.
+printf '#include <leasehold/src.hpp>\n' >"$work/leasehold_src.cpp"
+deps=(-lhiredis -lfmt -lboost_url -pthread)
+grep -q '^#define LEASEHOLD_HAS_TLS 1' "$prefix/include/leasehold/config.hpp" && deps+=(-lssl -lcrypto)
+bare=(${CXX:-g++} -std=c++20 -Wall -Wextra -Wpedantic -Werror -O1 -I"$prefix/include")
+"${bare[@]}" "$root/tests/consumer/app.cpp" "$work/leasehold_src.cpp" -o "$work/app-src-hpp" "${deps[@]}" \
+  || fail "building app with <leasehold/src.hpp>"
+"${bare[@]}" -DBOOST_ASIO_SEPARATE_COMPILATION "$root"/tests/consumer/guest/{guest_app,legacy,asio_impl}.cpp \
+  "$work/leasehold_src.cpp" -o "$work/guest-src-hpp" "${deps[@]}" \
+  || fail "building guest_app (its own Asio TU) with <leasehold/src.hpp>"
 
 step "<leasehold/leasehold.hpp> reaches none of hiredis, OpenSSL, fmt, Boost.URL"
 # Every header the umbrella header pulls in, as the compiler finds them.
@@ -165,7 +183,8 @@ for attempt in 1 2 3 4 5; do
 done
 url="redis://127.0.0.1:$port"
 
-apps=("$work/package/app" "$subdirectory/app" "$work/app-pkgconfig" "$work/package/guest_app" "$subdirectory/guest_app")
+apps=("$work/package/app" "$subdirectory/app" "$work/app-pkgconfig" "$work/package/guest_app" "$subdirectory/guest_app"
+      "$work/app-src-hpp" "$work/guest-src-hpp")
 [ "$prometheus" = ON ] && apps+=("$work/package/prometheus_app" "$subdirectory/prometheus_app")
 for app in "${apps[@]}"; do
   step "running ${app#"$work"/} against $url"

@@ -11,7 +11,7 @@
 #include "support/redis_server.hpp"
 #include "support/scripted_server.hpp"
 
-#include "lease_scripts.hpp"
+#include <leasehold/impl/lease/lease_scripts.hpp>
 
 #include <boost/asio/io_context.hpp>
 

@@ -4,9 +4,9 @@
 // CLUSTERDOWN retried within the budget, then given up; and the release
 // notices' shard channels, followed through a slot migration.
 
-#include "cluster/cluster_client.hpp"
-#include "cluster/cluster_notices.hpp"
-#include "cluster/key_slot.hpp"
+#include <leasehold/impl/cluster/cluster_client.hpp>
+#include <leasehold/impl/cluster/cluster_notices.hpp>
+#include <leasehold/impl/protocol/key_slot.hpp>
 #include "support/admin_client.hpp"
 #include "support/cluster_topology.hpp"
 #include "support/io_helpers.hpp"

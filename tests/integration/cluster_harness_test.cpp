@@ -3,8 +3,8 @@
 // cluster; every wait is bounded. They also check the library's pure cluster
 // logic (key_slot, SlotMap) against what the servers say.
 
-#include "cluster/key_slot.hpp"
-#include "cluster/slot_map_replies.hpp"
+#include <leasehold/impl/protocol/key_slot.hpp>
+#include <leasehold/impl/cluster/slot_map_replies.hpp>
 #include "support/admin_client.hpp"
 #include "support/cluster_topology.hpp"
 

@@ -7,7 +7,7 @@
 #include <leasehold/leasehold.hpp>
 #include <leasehold/run_while_leader.hpp>
 #include <leasehold/scheduler.hpp>
-#include <tick_record.hpp>
+#include <leasehold/impl/work/tick_record.hpp>
 
 #include "support/elector_fixture.hpp"
 #include "support/redis_server.hpp"

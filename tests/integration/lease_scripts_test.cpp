@@ -5,7 +5,7 @@
 // renewal across a node's slots, given only the lease keys, answers as the
 // batch given every key does.
 
-#include "lease_scripts.hpp"
+#include <leasehold/impl/lease/lease_scripts.hpp>
 #include "support/io_helpers.hpp"
 #include "support/redis_server.hpp"
 

@@ -10,7 +10,7 @@
 #include "support/log_capture.hpp"
 #include "support/redis_server.hpp"
 
-#include "lease_scripts.hpp"  // src/: the renewal scripts
+#include <leasehold/impl/lease/lease_scripts.hpp>  // src/: the renewal scripts
 
 #include <gtest/gtest.h>
 

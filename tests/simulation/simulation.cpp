@@ -3,7 +3,7 @@
 #include "lease_model.hpp"
 
 #include <chaos/checker.hpp>
-#include <elector_core.hpp>
+#include <leasehold/impl/core/elector_core.hpp>
 #include <support/slot_names.hpp>
 
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // Group names whose keys share one Redis Cluster slot, for tests that need
 // several groups in a slot (batched renewals, a slot's shared channel).
 
-#include "cluster/key_slot.hpp"
+#include <leasehold/impl/protocol/key_slot.hpp>
 
 #include <cstddef>
 #include <cstdint>

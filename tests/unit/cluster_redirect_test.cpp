@@ -3,7 +3,7 @@
 // budget: where each reply sends the command next, with ASKING or a map
 // refresh or a backoff, and when the command gives up.
 
-#include "cluster/redirect.hpp"
+#include <leasehold/impl/cluster/redirect.hpp>
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,8 @@
 // HarnessCluster.SlotMapFromALiveClusterMatchesTheHarness for the live
 // replies), holes, odd endpoints and malformed entries.
 
-#include "cluster/slot_map.hpp"
-#include "cluster/slot_map_replies.hpp"
+#include <leasehold/impl/cluster/slot_map.hpp>
+#include <leasehold/impl/cluster/slot_map_replies.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // Cluster specification. The integration test HarnessCluster.KeySlotAgreesWithClusterKeyslot
 // checks the same function against a real server's CLUSTER KEYSLOT.
 
-#include "cluster/key_slot.hpp"
+#include <leasehold/impl/protocol/key_slot.hpp>
 
 #include <gtest/gtest.h>
 

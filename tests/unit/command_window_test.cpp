@@ -2,7 +2,7 @@
 // commands of different weights, and the invariant that something is in
 // flight while anything is held back.
 
-#include <command_window.hpp>
+#include <leasehold/impl/core/command_window.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // cluster node's outage is logged once with the node named and what it
 // serves, its end once; failed slot map reads once per run and cause.
 
-#include "connection_reports.hpp"
+#include <leasehold/impl/observe/connection_reports.hpp>
 #include "../support/log_capture.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // holder change, the finished release, the command, the wake. Driven by a real
 // LeaseMachine on a simulated clock, with a listener and a sink that record.
 
-#include <group_applier.hpp>
+#include <leasehold/impl/core/group_applier.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 // duplicate, reported once it is proven alive; a restart's dead predecessor
 // is not.
 
-#include <lease_machine.hpp>
-#include <lease_replies.hpp>
+#include <leasehold/impl/lease/lease_machine.hpp>
+#include <leasehold/impl/lease/lease_replies.hpp>
 
 #include <gtest/gtest.h>
 

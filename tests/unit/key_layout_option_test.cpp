@@ -7,8 +7,8 @@
 #include <leasehold/error.hpp>
 #include <leasehold/redis_options.hpp>
 
-#include "elector_core.hpp"  // detail::validate_group_name, validate_key_prefix
-#include "lease_scripts.hpp"
+#include <leasehold/impl/core/elector_core.hpp>  // detail::validate_group_name, validate_key_prefix
+#include <leasehold/impl/lease/lease_scripts.hpp>
 #include "url_error.hpp"
 
 #include <boost/asio/io_context.hpp>

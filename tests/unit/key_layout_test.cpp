@@ -3,9 +3,9 @@
 
 #include <leasehold/key_layout.hpp>
 
-#include "cluster/key_slot.hpp"
-#include "cluster/slot_tags.hpp"
-#include "elector_core.hpp"
+#include <leasehold/impl/protocol/key_slot.hpp>
+#include <leasehold/impl/protocol/slot_tags.hpp>
+#include <leasehold/impl/core/elector_core.hpp>
 
 #include <gtest/gtest.h>
 

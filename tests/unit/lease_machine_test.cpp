@@ -7,7 +7,7 @@
 // clock skew), step-down hold-off 1000 ms. A term confirmed by a command sent
 // at S therefore lasts until S + 4948 ms.
 
-#include <lease_machine.hpp>
+#include <leasehold/impl/lease/lease_machine.hpp>
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // order, the EVAL retry after NOSCRIPT, detached (cancelled) requests whose
 // replies are dropped, and failing everything on a reset.
 
-#include "redis/multiplexer.hpp"
+#include <leasehold/impl/redis/multiplexer.hpp>
 
 #include <leasehold/redis/script.hpp>
 #include <leasehold/redis/script_arguments.hpp>

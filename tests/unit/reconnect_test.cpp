@@ -4,7 +4,7 @@
 // the state handler, stop, and the handshake walked step by step with a
 // failure injected at each step.
 
-#include "redis/reconnect.hpp"
+#include <leasehold/impl/redis/reconnect.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // the order sentinels are asked in, what a round of answers adds up to,
 // +switch-master messages, the ROLE check and the handshake that carries it.
 
-#include "redis/reconnect.hpp"
-#include "redis/sentinel_rules.hpp"
+#include <leasehold/impl/redis/reconnect.hpp>
+#include <leasehold/impl/redis/sentinel_rules.hpp>
 
 #include <gtest/gtest.h>
 

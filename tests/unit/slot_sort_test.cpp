@@ -1,7 +1,7 @@
 // sort_by_slot: the order std::stable_sort gives, for any slots, with the
 // scratch reused between calls.
 
-#include <slot_sort.hpp>
+#include <leasehold/impl/protocol/slot_sort.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // are sent now and after a reconnect, when every wanted name is confirmed,
 // and what each kind of push means.
 
-#include "redis/subscriber.hpp"
+#include <leasehold/impl/redis/subscriber.hpp>
 
 #include <leasehold/redis/codec.hpp>
 

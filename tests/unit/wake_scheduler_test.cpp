@@ -1,7 +1,7 @@
 // WakeScheduler: when the one timer must be (re-)armed, stale expiries, and
 // the per-turn budget that spreads a burst of due groups over turns.
 
-#include <wake_scheduler.hpp>
+#include <leasehold/impl/core/wake_scheduler.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // removals and takes over a few hundred items and a span several times the
 // wheel's, and the millisecond rounding at its edges.
 
-#include <wake_wheel.hpp>
+#include <leasehold/impl/core/wake_wheel.hpp>
 
 #include <gtest/gtest.h>
 

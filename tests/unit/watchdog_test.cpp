@@ -2,7 +2,7 @@
 // an overdue reply (extended while the server keeps answering), a blocked
 // write and an unanswered pub/sub PING.
 
-#include "redis/watchdog.hpp"
+#include <leasehold/impl/redis/watchdog.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 
 #include "exit_code.hpp"
 
-#include "cluster/slot_map.hpp"
+#include <leasehold/impl/cluster/slot_map.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>

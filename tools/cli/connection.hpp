@@ -6,7 +6,7 @@
 // the library's cluster client, which sends each group's commands to the
 // master of the group's slot: the same seam the Elector uses (Commands).
 
-#include "commands.hpp"  // leasehold::detail::Commands (src/)
+#include <leasehold/impl/transport/command_route.hpp>  // leasehold::detail::Commands (src/)
 
 #include <leasehold/key_layout.hpp>
 #include <leasehold/redis/client.hpp>

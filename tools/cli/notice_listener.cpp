@@ -1,6 +1,6 @@
 #include "notice_listener.hpp"
 
-#include "cluster/cluster_notices.hpp"
+#include <leasehold/impl/cluster/cluster_notices.hpp>
 
 namespace leasehold::cli {
 

@@ -11,7 +11,7 @@
 #include "leases.hpp"
 #include "text.hpp"
 
-#include "lease_scripts.hpp"
+#include <leasehold/impl/lease/lease_scripts.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>

@@ -1,6 +1,6 @@
 #include "text.hpp"
 
-#include "quoted.hpp"
+#include <leasehold/impl/base/quoted.hpp>
 
 #include "exit_code.hpp"
 

@@ -6,7 +6,7 @@
 
 #include "connection.hpp"
 
-#include "elector_core.hpp"  // detail::validate_group_name, validate_key_prefix (src/)
+#include <leasehold/impl/core/elector_core.hpp>  // detail::validate_group_name, validate_key_prefix (src/)
 
 #include <leasehold/elector_options.hpp>
 

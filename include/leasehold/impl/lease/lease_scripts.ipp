@@ -1,0 +1,209 @@
+#include <leasehold/impl/lease/lease_scripts.hpp>
+
+#include <leasehold/key_layout.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace leasehold::detail {
+
+namespace {
+
+// Shared by the acquire scripts: a standby leaves a bid (its id, incarnation
+// and priority, for one ttl) when it outranks the holder, or when the holder
+// is another incarnation of its own id, so that the leader hears of it at
+// its next renewal. A higher bid replaces a lower one; a bid never blocks a
+// refusal (pcall: under maxmemory OOM there is simply no bid).
+constexpr std::string_view bid_function = R"lua(local function bid(holder_priority, rival)
+  local current = redis.call('HMGET', KEYS[4], 'incarnation', 'priority')
+  local mine = tonumber(ARGV[4])
+  if not rival and mine <= holder_priority then return end
+  if current[1] and current[1] ~= ARGV[3] and mine <= (tonumber(current[2]) or 0) then return end
+  redis.pcall('HSET', KEYS[4], 'id', ARGV[1], 'incarnation', ARGV[3], 'priority', ARGV[4])
+  redis.pcall('PEXPIRE', KEYS[4], ARGV[2])
+end
+local function own_bid_answered()
+  if redis.call('HGET', KEYS[4], 'incarnation') == ARGV[3] then redis.call('DEL', KEYS[4]) end
+end
+)lua";
+
+// Every acquire script starts alike: a re-claim of this incarnation's own
+// key, a refusal when another incarnation of this id holds it (a restart
+// waits out its predecessor's lease; a duplicate id never leads twice) unless
+// `take_over` says the predecessor is known to be dead, or a refusal naming
+// the live holder...
+constexpr std::string_view acquire_head = R"lua(local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  local incarnation = redis.call('HGET', KEYS[3], 'incarnation')
+  if incarnation and incarnation ~= ARGV[3] and not take_over then
+    bid(0, true)
+    return {0, holder, redis.call('PTTL', KEYS[1]), 0, incarnation}
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  if incarnation ~= ARGV[3] then redis.pcall('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4]) end
+  local token = redis.pcall('INCR', KEYS[2])
+  if type(token) ~= 'number' then token = tonumber(redis.call('GET', KEYS[2])) or 0 end
+  own_bid_answered()
+  return {1, holder, tonumber(ARGV[2]), token}
+end
+if holder then
+  if holder ~= '' then bid(tonumber(redis.call('HGET', KEYS[3], 'priority')) or 0, false) end
+  return {0, holder, redis.call('PTTL', KEYS[1]), 0}
+end
+)lua";
+
+// ... and end alike: a fresh term on a free key.
+constexpr std::string_view acquire_fresh = R"lua(local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+redis.call('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4])
+own_bid_answered()
+return {1, ARGV[1], tonumber(ARGV[2]), token}
+)lua";
+
+// No fencing counter: a new group, or a Redis that lost its data (an empty
+// restart, a promoted replica that never had the group) while a leader may
+// still believe in its lease. An empty holder keeps the key for one ttl.
+constexpr std::string_view empty_restart_guard = R"lua(if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[2], 0)
+  redis.call('SET', KEYS[1], '', 'PX', ARGV[2])
+  return {0, '', tonumber(ARGV[2]), 0}
+end
+)lua";
+
+// The release and hand-over scripts' check: the key holds this id, and (when
+// an incarnation is given) this incarnation's lease, not a duplicate's.
+constexpr std::string_view release_check = R"lua(if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local incarnation = redis.call('HGET', KEYS[2], 'incarnation')
+if ARGV[3] ~= '' and incarnation and incarnation ~= ARGV[3] then return 0 end
+)lua";
+
+std::string acquire_body(bool guarded, bool take_over) {
+  std::string body = take_over ? "local take_over = true\n" : "local take_over = false\n";
+  body.append(bid_function).append(acquire_head);
+  if (guarded) body.append(empty_restart_guard);
+  return body.append(acquire_fresh);
+}
+
+}  // namespace
+
+const redis::Script& acquire_script(bool take_over) {
+  static const redis::Script plain(acquire_body(false, false));
+  static const redis::Script taking_over(acquire_body(false, true));
+  return take_over ? taking_over : plain;
+}
+
+const redis::Script& guarded_acquire_script(bool take_over) {
+  static const redis::Script plain(acquire_body(true, false));
+  static const redis::Script taking_over(acquire_body(true, true));
+  return take_over ? taking_over : plain;
+}
+
+namespace {
+
+// One group's renewal, shared by the single and the batched script.
+constexpr std::string_view renew_function = R"lua(local function renew(lease, holder, bid)
+  if redis.call('GET', lease) ~= ARGV[1] then return 0 end
+  local incarnation = redis.call('HGET', holder, 'incarnation')
+  if incarnation and incarnation ~= ARGV[3] then return {0, incarnation} end
+  redis.call('PEXPIRE', lease, ARGV[2])
+  local standing = redis.call('HMGET', bid, 'id', 'incarnation', 'priority')
+  if standing[2] and standing[2] ~= ARGV[3] then
+    return {1, standing[1] or '', standing[2], tonumber(standing[3]) or 0}
+  end
+  return 1
+end
+)lua";
+
+}  // namespace
+
+const redis::Script& renew_script() {
+  static const redis::Script script(std::string(renew_function).append("return renew(KEYS[1], KEYS[3], KEYS[4])\n"));
+  return script;
+}
+
+const redis::Script& renew_batch_script() {
+  static const redis::Script script(std::string(renew_function).append(R"lua(local answers = {}
+for i = 1, #KEYS, 4 do answers[#answers + 1] = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3]) end
+return answers
+)lua"));
+  return script;
+}
+
+const redis::Script& renew_node_script() {
+  static const redis::Script script(std::string("#!lua flags=allow-cross-slot-keys\n")
+                                        .append(renew_function)
+                                        .append("local holder_suffix, bid_suffix = '")
+                                        .append(KeyLayout::holder_suffix)
+                                        .append("', '")
+                                        .append(KeyLayout::bid_suffix)
+                                        .append("'\n")
+                                        .append(R"lua(local answers = {}
+for i = 4, #ARGV do
+  local ok, answer = pcall(renew, ARGV[i], ARGV[i] .. holder_suffix, ARGV[i] .. bid_suffix)
+  if not ok then answer = {err = type(answer) == 'table' and answer.err or tostring(answer)} end
+  answers[#answers + 1] = answer
+end
+return answers
+)lua"));
+  return script;
+}
+
+namespace {
+
+// The notice goes out with PUBLISH (the message: the releaser's id), or on
+// a Redis Cluster with SPUBLISH to the channel of the keys' slot (only that
+// shard hears it), which the slot's groups share: the message then names
+// the lease key too (KeyLayout::read_release_notice), as it does when the
+// hash-tagged layout is PUBLISHed on one endpoint. A cluster without
+// sharded pub/sub (Redis 6, KeyDB) gets the notice through PUBLISH, which
+// it broadcasts to every node, where standbys SUBSCRIBE instead
+// (ClusterNotices). Both go through pcall: a notice that cannot be sent
+// must not fail a release that happened (standbys then poll).
+std::string notice_line(Notices notices) {
+  switch (notices) {
+    case Notices::sharded:
+      return "local notice = KEYS[1] .. '\\n' .. ARGV[1]\n"
+             "local sent = redis.pcall('SPUBLISH', ARGV[2], notice)\n"
+             "if type(sent) == 'table' and sent.err then redis.pcall('PUBLISH', ARGV[2], notice) end\n"
+             "return 1\n";
+    case Notices::published_tagged: return "redis.call('PUBLISH', ARGV[2], KEYS[1] .. '\\n' .. ARGV[1])\nreturn 1\n";
+    case Notices::published: break;
+  }
+  return "redis.call('PUBLISH', ARGV[2], ARGV[1])\nreturn 1\n";
+}
+
+std::string release_body(Notices notices) {
+  return std::string(release_check).append("redis.call('DEL', KEYS[1])\n").append(notice_line(notices));
+}
+
+std::string hand_over_body(Notices notices) {
+  return std::string(release_check)
+      .append("redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[7])\n"
+              "redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])\n")
+      .append(notice_line(notices));
+}
+
+}  // namespace
+
+Notices notices_for(bool cluster, KeyLayout::Form form) noexcept {
+  if (cluster) return Notices::sharded;
+  return form == KeyLayout::Form::hash_tagged ? Notices::published_tagged : Notices::published;
+}
+
+const redis::Script& release_script(Notices notices) {
+  static const redis::Script published(release_body(Notices::published));
+  static const redis::Script sharded(release_body(Notices::sharded));
+  static const redis::Script published_tagged(release_body(Notices::published_tagged));
+  if (notices == Notices::sharded) return sharded;
+  return notices == Notices::published_tagged ? published_tagged : published;
+}
+
+const redis::Script& hand_over_script(Notices notices) {
+  static const redis::Script published(hand_over_body(Notices::published));
+  static const redis::Script sharded(hand_over_body(Notices::sharded));
+  static const redis::Script published_tagged(hand_over_body(Notices::published_tagged));
+  if (notices == Notices::sharded) return sharded;
+  return notices == Notices::published_tagged ? published_tagged : published;
+}
+
+}  // namespace leasehold::detail

@@ -1,0 +1,327 @@
+#include <leasehold/impl/transport/redis_transport.hpp>
+
+#include <leasehold/impl/core/group_state.hpp>
+#include <leasehold/impl/lease/lease_scripts.hpp>
+#include <leasehold/impl/redis/replica_wait.hpp>
+#include <leasehold/impl/protocol/slot_sort.hpp>
+#include <leasehold/impl/cluster/redirect.hpp>
+
+#include <leasehold/log.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace leasehold::detail {
+
+namespace {
+
+std::array<std::string_view, 3> renew_batch_argv(const std::string& id, const std::string& ttl_ms,
+                                                 const std::string& incarnation) {
+  return {id, ttl_ms, incarnation};
+}
+
+// Only a lease taken or extended needs the replicas' word: a 1, or an array
+// that starts with one.
+bool lease_granted(const redis::Reply& reply) {
+  if (reply.is_integer()) return reply.integer == 1;
+  return reply.is_array() && !reply.elements.empty() && reply.elements[0].is_integer() &&
+         reply.elements[0].integer == 1;
+}
+
+}  // namespace
+
+RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id,
+                               std::string incarnation, Settings settings)
+    : commands_(commands),
+      layout_(std::move(layout)),
+      id_(std::move(instance_id)),
+      incarnation_(std::move(incarnation)),
+      ttl_ms_(std::to_string(settings.ttl.count())),
+      acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
+      take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
+      settings_(settings),
+      renew_argv_(renew_batch_argv(id_, ttl_ms_, incarnation_)),
+      node_batches_wanted_(commands.is_cluster() && commands.options().cluster->cross_slot_renewals),
+      node_batches_(node_batches_wanted_) {
+  commands_.preload(acquire_);
+  if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
+  commands_.preload(renew_script());
+  commands_.preload(renew_batch_script());
+  if (node_batches_wanted_) commands_.preload(renew_node_script());
+  commands_.preload(release_script(settings.notices));
+  commands_.preload(hand_over_script(settings.notices));
+}
+
+// The handler of one group's script: its answer, after a WAIT in confirm
+// mode when the script took or extended the lease.
+auto RedisTransport::answer_for(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
+  const bool confirming = settings_.confirm_replicas > 0 && command != Command::release;
+  return [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](
+             error_code ec, redis::Reply reply, redis::Client* via) {
+    if (confirming && !ec && lease_granted(reply)) return confirm(*g, command, seq, *r, std::move(reply), via);
+    r->on_lease_reply(*g, command, seq, ec, reply, Replicated::not_asked, Clock::now());
+  };
+}
+
+void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
+  if (command == Command::renew) return queue_renewal(g, seq, replies);
+  auto answer = answer_for(g, command, seq, replies);
+  switch (command) {
+    case Command::acquire: {
+      const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
+      return commands_.eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, g.slot, std::move(answer));
+    }
+    case Command::release: {
+      std::vector<std::string> keys{std::string(g.key), layout_.holder_key(g.name)};
+      std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
+      if (const Bid* to = g.machine.hand_over_target()) {
+        args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), ttl_ms_});
+        return commands_.eval(hand_over_script(settings_.notices), std::move(keys), std::move(args), std::move(answer));
+      }
+      return commands_.eval(release_script(settings_.notices), std::move(keys), std::move(args), std::move(answer));
+    }
+    case Command::renew:  // queued above
+    case Command::none: return;
+  }
+}
+
+void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies,
+                             redis::Reply reply, redis::Client* via) {
+  if (via == nullptr) {
+    return replies.on_lease_reply(g, command, seq, make_error_code(errc::not_connected), reply, Replicated::not_asked,
+                                  Clock::now());
+  }
+  wait_for_replicas(*via, settings_.confirm_replicas, settings_.confirm_timeout,
+                    [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, reply = std::move(reply)](
+                        error_code ec, bool enough, const redis::Reply& wait) {
+                      if (ec && wait_was_refused(wait)) {
+                        return r->on_lease_reply(*g, command, seq, {}, reply, Replicated::too_few, Clock::now());
+                      }
+                      if (ec) return r->on_lease_reply(*g, command, seq, ec, wait, Replicated::not_asked, Clock::now());
+                      r->on_lease_reply(*g, command, seq, {}, reply,
+                                        enough ? Replicated::enough : Replicated::too_few, Clock::now());
+                    });
+}
+
+// Some servers and managed services have no WAIT, or an ACL refuses it:
+// confirm mode cannot confirm anything there. Said once, with the server's
+// words; the lease commands then count as too few, so that no group leads
+// (and none passes its lease round) until a connection accepts WAIT.
+bool RedisTransport::wait_was_refused(const redis::Reply& wait) {
+  if (!wait.is_error()) return false;
+  if (!wait_refused_) {
+    wait_refused_ = true;
+    const Error error{make_error_code(classify_server_error(wait.str)),
+                      fmt::format("confirm mode (confirm_replicas {}) needs WAIT, which the server refused: {}; no "
+                                  "group leads until it accepts WAIT (grant +wait, or turn confirm mode off)",
+                                  settings_.confirm_replicas, wait.str)};
+    log(LogLevel::warning, fmt::format("elector {}: {}", id_, error.message()));
+    if (on_confirm_refused_) on_confirm_refused_(error);
+  }
+  return true;
+}
+
+// The renewals of a batch and their arguments, kept until the answer: a
+// NOSCRIPT resends them.
+struct RedisTransport::Batch {
+  std::vector<Renewal> renewals;
+  std::optional<redis::ScriptArguments> arguments;
+};
+
+void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies) {
+  renewals_.push_back({&g, seq, &replies, g.slot});
+  if (renewals_.size() > 1) return;
+  boost::asio::post(commands_.executor(), [this, owner = owner_.lock()] { flush_renewals(); });
+}
+
+// A renewal its group no longer awaits (a demotion, a step-down or a new
+// connection since it was queued) is answered at once instead: it must not
+// leave after the command that replaced it, nor on a later connection.
+void RedisTransport::flush_renewals() {
+  std::vector<Renewal> queued;
+  queued.swap(renewals_);  // answers below may queue renewals for the next flush
+  // A script's keys must share a slot wherever the keys are hash-tagged: a
+  // cluster, or one endpoint sharding behind it (it answers CROSSSLOT).
+  const bool by_slot = layout_.form() == KeyLayout::Form::hash_tagged;
+  if (by_slot) sort_by_slot(queued, sorting_);
+  const auto awaited = [](const Renewal& r) {
+    return r.group->machine.in_flight() == Command::renew && r.group->machine.in_flight_seq() == r.seq;
+  };
+  for (const Renewal& r : queued) r.group->prefetch();
+  std::vector<Renewal> batch;
+  for (auto next = queued.begin(); next != queued.end();) {
+    // One server's renewals all go together; a cluster's, those of one
+    // node (of one slot, where the node cannot take a cross-slot script);
+    // hash-tagged ones on one endpoint, those of one slot.
+    const std::uint16_t slot = next->slot;
+    const cluster::detail::ClusterNode* node = node_batches_ ? commands_.master_of(slot) : nullptr;
+    const auto together = [&](const Renewal& r) {
+      return !by_slot || r.slot == slot || (node != nullptr && commands_.master_of(r.slot) == node);
+    };
+    for (; next != queued.end() && together(*next) && batch.size() < max_batch; ++next) {
+      if (awaited(*next)) {
+        batch.push_back(*next);
+      } else {
+        next->replies->on_lease_reply(*next->group, Command::renew, next->seq,
+                                      make_error_code(boost::asio::error::operation_aborted), {},
+                                      Replicated::not_asked, Clock::now());
+      }
+    }
+    if (batch.size() == 1) renew_one(batch.front());
+    if (batch.size() > 1) {
+      // Read before the move: the order of a call's arguments is unspecified.
+      const bool across_slots = batch.front().slot != batch.back().slot;
+      renew_many(std::move(batch), across_slots);
+    }
+    batch.clear();
+  }
+  if (renewals_.empty()) {
+    queued.clear();
+    renewals_.swap(queued);  // keeps the capacity
+  }
+}
+
+// A renewal may wait out a slot migration or a shard failover on a cluster
+// (TRYAGAIN, CLUSTERDOWN) for as long as its lease lasts: only a success
+// extends the lease, and giving up earlier would demote a leader whose
+// lease still holds. A batch waits as long as its earliest lease.
+void RedisTransport::renew_one(const Renewal& r) {
+  GroupState& g = *r.group;
+  commands_.eval(renew_script(), g.lease_arguments, g.slot, answer_for(g, Command::renew, r.seq, *r.replies),
+                 g.machine.deadline());
+}
+
+// The batch's keys are the groups' own lease keys, already encoded: as KEYS
+// for one slot, as ARGV for a cluster node's several slots.
+void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots) {
+  auto batch = std::make_shared<Batch>();
+  batch->renewals = std::move(renewals);
+  std::optional<TimePoint> until;
+  batch_parts_.clear();
+  for (const Renewal& r : batch->renewals) {
+    batch_parts_.push_back(&r.group->lease_arguments);
+    if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
+  }
+  // Across slots only the lease keys go: the script names the rest.
+  batch->arguments.emplace(across_slots ? redis::ScriptArguments::args_of(batch_parts_, renew_argv_, 1)
+                                        : redis::ScriptArguments::keys_of(batch_parts_, &renew_argv_));
+  commands_.eval(across_slots ? renew_node_script() : renew_batch_script(), *batch->arguments,
+                 batch->renewals.front().slot,
+                 [this, owner = owner_.lock(), batch, across_slots](error_code ec, redis::Reply reply,
+                                                                   redis::Client* via) {
+                   if (across_slots) return answer_node_batch(*batch, ec, std::move(reply), via);
+                   answer_batch(*batch, ec, reply, via);
+                 },
+                 until);
+}
+
+// The groups of several slots: those the node no longer serves go again a
+// slot at a time, where MOVED and ASK are followed; the rest are answered.
+void RedisTransport::answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via) {
+  const auto& renewals = batch.renewals;
+  if (reply.is_error()) {
+    // Redirections and retries were followed below: a reply that is still
+    // one gave up, and goes to the groups. Any other error: a server that
+    // refuses the cross-slot script (before Redis 7.0, Redis-compatible
+    // servers and managed services, each in its own words) will not take it
+    // on this connection. One slot per script, declaring every key, from now on.
+    using cluster::detail::ClusterError;
+    const bool refused = cluster::detail::read_cluster_error(reply.str).kind == ClusterError::Kind::other;
+    if (refused && node_batches_) {
+      node_batches_ = false;
+      log(LogLevel::warning, fmt::format("elector {}: {} refused the script that renews several slots' groups at "
+                                         "once ({}); renewing one slot per script until it reconnects",
+                                         id_, via != nullptr ? via->options().to_string() : "a cluster node",
+                                         reply.str));
+    }
+    if (refused || !ec) return renew_by_slot(renewals);
+  }
+  const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
+  if (!split || std::none_of(reply.elements.begin(), reply.elements.end(),
+                             [](const redis::Reply& r) { return r.is_error(); })) {
+    return answer_batch(batch, ec, reply, via);
+  }
+  Batch served;
+  std::vector<redis::Reply> answers;
+  std::vector<Renewal> elsewhere;
+  for (std::size_t i = 0; i < renewals.size(); ++i) {
+    if (reply.elements[i].is_error()) {
+      elsewhere.push_back(renewals[i]);
+    } else {
+      served.renewals.push_back(renewals[i]);
+      answers.push_back(std::move(reply.elements[i]));
+    }
+  }
+  renew_by_slot(elsewhere);
+  if (!served.renewals.empty()) answer_batch(served, ec, redis::Reply::make_array(std::move(answers)), via);
+}
+
+// `renewals` sorted by slot.
+void RedisTransport::renew_by_slot(const std::vector<Renewal>& renewals) {
+  for (auto next = renewals.begin(); next != renewals.end();) {
+    const auto end = std::find_if(next, renewals.end(), [&](const Renewal& r) { return r.slot != next->slot; });
+    if (end - next == 1) {
+      renew_one(*next);
+    } else {
+      renew_many(std::vector<Renewal>(next, end), false);
+    }
+    next = end;
+  }
+}
+
+// Each group gets its own answer; a failed call (or one that did not answer
+// group by group) fails every group of it, as their own scripts would have.
+void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply,
+                                  redis::Client* via) {
+  const auto& renewals = batch.renewals;
+  for (const Renewal& r : renewals) r.group->prefetch();
+  // Each answer extends its group's published deadline: a second miss.
+  for (const Renewal& r : renewals) detail::prefetch(r.group->flag.get());
+  const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
+  // Not one answer per group: no group's own answer can be told apart.
+  if (!ec && !split) ec = make_error_code(errc::unexpected_reply);
+  const bool confirming = split && settings_.confirm_replicas > 0 &&
+                          std::any_of(reply.elements.begin(), reply.elements.end(), lease_granted);
+  if (!confirming) {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < renewals.size(); ++i) {
+      const Renewal& r = renewals[i];
+      r.replies->on_lease_reply(*r.group, Command::renew, r.seq, ec, split ? reply.elements[i] : reply,
+                                Replicated::not_asked, now);
+    }
+    return;
+  }
+  // Confirm mode: one WAIT vouches for every extension of the batch.
+  auto answer = [renewals, reply](error_code wait_ec, bool enough, const redis::Reply& wait) {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < renewals.size(); ++i) {
+      const Renewal& r = renewals[i];
+      const redis::Reply& mine = reply.elements[i];
+      if (!lease_granted(mine)) {
+        r.replies->on_lease_reply(*r.group, Command::renew, r.seq, {}, mine, Replicated::not_asked, now);
+      } else if (wait_ec) {
+        r.replies->on_lease_reply(*r.group, Command::renew, r.seq, wait_ec, wait, Replicated::not_asked, now);
+      } else {
+        r.replies->on_lease_reply(*r.group, Command::renew, r.seq, {}, mine,
+                                  enough ? Replicated::enough : Replicated::too_few, now);
+      }
+    }
+  };
+  if (via == nullptr) return answer(make_error_code(errc::not_connected), false, redis::Reply{});
+  wait_for_replicas(*via, settings_.confirm_replicas, settings_.confirm_timeout,
+                    [this, owner = owner_.lock(), answer = std::move(answer)](error_code wait_ec, bool enough,
+                                                                               const redis::Reply& wait) {
+                      if (wait_ec && wait_was_refused(wait)) return answer({}, false, wait);
+                      answer(wait_ec, enough, wait);
+                    });
+}
+
+}  // namespace leasehold::detail
