@@ -38,6 +38,8 @@
 #include <leasehold/error.hpp>
 #include <leasehold/events.hpp>
 #include <leasehold/health.hpp>
+#include <leasehold/leader_info.hpp>
+#include <leasehold/detail/leader_flag.hpp>
 #include <leasehold/key_layout.hpp>
 #include <leasehold/metrics.hpp>
 #include <leasehold/redis/reply.hpp>
@@ -66,43 +68,8 @@ namespace detail {
 class ElectorImpl;
 struct Standalone;
 struct ElectorAccess;
-
-/// The published local view of one group: the steady_clock deadline of the
-/// current term in nanoseconds since the clock's epoch, 0 when not leader.
-/// A group's published deadline (steady_clock ns): 0 none, `closed` once the
-/// elector is gone (never to lead again through this flag).
-struct LeaderFlag {
-  static constexpr std::int64_t closed = -1;
-  std::atomic<std::int64_t> deadline_ns{0};
-
-  bool leading(std::chrono::steady_clock::time_point now) const noexcept {
-    const std::int64_t deadline = deadline_ns.load(std::memory_order_acquire);
-    return deadline > 0 &&
-           std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() < deadline;
-  }
-  /// Replaces the deadline unless the flag was closed; returns the previous
-  /// value. The elector's executor publishes while a destroying thread may
-  /// close the flag: a close always wins.
-  std::int64_t publish(std::int64_t next) noexcept {
-    std::int64_t previous = deadline_ns.load(std::memory_order_relaxed);
-    while (previous != closed &&
-           !deadline_ns.compare_exchange_weak(previous, next, std::memory_order_acq_rel, std::memory_order_relaxed)) {
-    }
-    return previous;
-  }
-  void close() noexcept { deadline_ns.store(closed, std::memory_order_release); }
-};
+struct ConfirmedEval;
 }  // namespace detail
-
-/// What Redis says about a group's lease right now (see Elector::leader_of).
-struct LeaderInfo {
-  std::string holder;          ///< empty: nobody holds the lease
-  /// Remaining TTL; -1 ms: no TTL set. Above 0 with an empty holder: the
-  /// empty-restart guard keeps the group vacant this much longer.
-  std::chrono::milliseconds remaining{0};
-  std::int64_t token = 0;      ///< the group's fencing counter
-  std::string server_error;    ///< the server's error text when the request got an error reply
-};
 
 /// A cheap handle to one group's local view. Copyable; valid for as long as
 /// any copy exists, even after the Elector is gone (then never leader).
@@ -386,7 +353,8 @@ class Elector {
   void start_eval_confirmed(const redis::Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                             boost::asio::any_completion_handler<void(error_code, redis::Reply, bool)> handler);
   friend class StopOperation;
-  friend struct detail::ElectorAccess;
+  friend struct detail::ConfirmedEval;
+  friend struct detail::ElectorAccess;  // the tests' (tests/support/elector_access.hpp)
   bool on_own_executor() const noexcept;
 
   // Declared first so that it is destroyed last, after the impl.

@@ -37,6 +37,7 @@
 #include <leasehold/impl/redis/reconnect.ipp>
 #include <leasehold/impl/redis/sentinel_resolver.ipp>
 #include <leasehold/impl/redis/sentinel_rules.ipp>
+#include <leasehold/impl/redis/sentinel_watcher.ipp>
 #include <leasehold/impl/redis/stream.ipp>
 #include <leasehold/impl/redis/subscriber.ipp>
 #include <leasehold/impl/redis/watchdog.ipp>

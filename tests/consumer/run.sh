@@ -143,12 +143,18 @@ step "consumer 4/4: the installed headers and <leasehold/src.hpp>, one bare comp
 # Asio, so that TU gets the program's Asio mode like every other.
 printf '#include <leasehold/src.hpp>\n' >"$work/leasehold_src.cpp"
 deps=(-lhiredis -lfmt -lboost_url -pthread)
-grep -q '^#define LEASEHOLD_HAS_TLS 1' "$prefix/include/leasehold/config.hpp" && deps+=(-lssl -lcrypto)
+# A program that compiles Asio separately compiles Asio's SSL part too when
+# leasehold speaks TLS (Asio's own rule for asio::ssl users).
+guest_asio=("$root"/tests/consumer/guest/{guest_app,legacy,asio_impl}.cpp)
+if grep -q '^#define LEASEHOLD_HAS_TLS 1' "$prefix/include/leasehold/config.hpp"; then
+  deps+=(-lssl -lcrypto)
+  printf '#include <boost/asio/ssl/impl/src.hpp>\n' >"$work/asio_ssl.cpp"
+  guest_asio+=("$work/asio_ssl.cpp")
+fi
 bare=(${CXX:-g++} -std=c++20 -Wall -Wextra -Wpedantic -Werror -O1 -I"$prefix/include")
 "${bare[@]}" "$root/tests/consumer/app.cpp" "$work/leasehold_src.cpp" -o "$work/app-src-hpp" "${deps[@]}" \
   || fail "building app with <leasehold/src.hpp>"
-"${bare[@]}" -DBOOST_ASIO_SEPARATE_COMPILATION "$root"/tests/consumer/guest/{guest_app,legacy,asio_impl}.cpp \
-  "$work/leasehold_src.cpp" -o "$work/guest-src-hpp" "${deps[@]}" \
+"${bare[@]}" -DBOOST_ASIO_SEPARATE_COMPILATION "${guest_asio[@]}" "$work/leasehold_src.cpp" -o "$work/guest-src-hpp" "${deps[@]}" \
   || fail "building guest_app (its own Asio TU) with <leasehold/src.hpp>"
 
 step "<leasehold/leasehold.hpp> reaches none of hiredis, OpenSSL, fmt, Boost.URL"

@@ -6,7 +6,7 @@
 
 #include <leasehold/leasehold.hpp>
 
-#include <leasehold/impl/elector/elector_access.hpp>
+#include "support/elector_access.hpp"
 
 #include "support/io_helpers.hpp"
 #include "support/redis_server.hpp"

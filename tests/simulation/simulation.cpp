@@ -53,7 +53,7 @@ class Process final : public detail::LeaseTransport, public detail::ElectorListe
   TimePoint paused_until{};
 
   // LeaseTransport
-  void send(GroupState& g, Command command, std::uint64_t seq, detail::LeaseReplies& replies) override;
+  void send(GroupState& g, Command command, std::uint64_t seq, detail::LeaseReplyListener& replies) override;
   // ElectorListener
   void term_began(GroupState& g) override;
   void term_ended(GroupState& g, std::int64_t token, RevokeReason reason) override;
@@ -184,7 +184,7 @@ void Process::connect(TimePoint now) {
   core_->notices_available(true, now);
 }
 
-void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::LeaseReplies& replies) {
+void Process::send(GroupState& g, Command command, std::uint64_t seq, detail::LeaseReplyListener& replies) {
   const TimePoint t = now();
   if (!connected_) {
     world_.at(t, index_, [this, &g, command, seq, &replies] {

@@ -181,7 +181,7 @@ TEST(DuplicateIncarnation, AHolderUnderOurIdThatRenewsIsADuplicate) {
   EXPECT_TRUE(gone.no_duplicate);
 }
 
-TEST(LeaseReplies, RenewAndAcquireShapes) {
+TEST(LeaseReplyListener, RenewAndAcquireShapes) {
   using leasehold::redis::Reply;
   auto integer = [](long long v) { Reply r; r.type = Reply::Type::integer; r.integer = v; return r; };
   auto string = [](std::string s) { Reply r; r.type = Reply::Type::string; r.str = std::move(s); return r; };

@@ -7,7 +7,7 @@
 #include <leasehold/error.hpp>
 #include <leasehold/redis_options.hpp>
 
-#include <leasehold/impl/core/elector_core.hpp>  // detail::validate_group_name, validate_key_prefix
+#include <leasehold/impl/options/name_rules.hpp>
 #include <leasehold/impl/lease/lease_scripts.hpp>
 #include "url_error.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <leasehold/impl/protocol/key_slot.hpp>
 #include <leasehold/impl/protocol/slot_tags.hpp>
-#include <leasehold/impl/core/elector_core.hpp>
+#include <leasehold/impl/options/name_rules.hpp>
 
 #include <gtest/gtest.h>
 

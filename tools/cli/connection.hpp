@@ -4,9 +4,9 @@
 // requests, turning transport failures into exit code 3. One server (or the
 // master Sentinel names) through a redis::Client, or a Redis Cluster through
 // the library's cluster client, which sends each group's commands to the
-// master of the group's slot: the same seam the Elector uses (Commands).
+// master of the group's slot: the same seam the Elector uses (CommandRoute).
 
-#include <leasehold/impl/transport/command_route.hpp>  // leasehold::detail::Commands (src/)
+#include <leasehold/impl/transport/command_route.hpp>  // leasehold::detail::CommandRoute
 
 #include <leasehold/key_layout.hpp>
 #include <leasehold/redis/client.hpp>
@@ -39,7 +39,7 @@ class Connection {
   bool is_cluster() const noexcept { return commands_.is_cluster(); }
   const RedisOptions& options() const noexcept { return commands_.options(); }
   /// The library's connection(s), for what the CLI shares with the Elector.
-  detail::Commands& commands() noexcept { return commands_; }
+  detail::CommandRoute& commands() noexcept { return commands_; }
   /// Connected (a cluster: its slot map read and its masters connected).
   bool connected() const noexcept;
   /// Told when the connection goes down or comes back (the client reconnects).
@@ -71,7 +71,7 @@ class Connection {
  private:
   boost::asio::awaitable<std::vector<redis::Reply>> exec_on_master(const std::string& master, redis::Request request);
 
-  detail::Commands commands_;
+  detail::CommandRoute commands_;
 };
 
 /// The layout of `prefix` on this connection's kind of Redis: hash-tagged

@@ -6,7 +6,7 @@
 
 #include "connection.hpp"
 
-#include <leasehold/impl/core/elector_core.hpp>  // detail::validate_group_name, validate_key_prefix (src/)
+#include <leasehold/impl/options/name_rules.hpp>
 
 #include <leasehold/elector_options.hpp>
 

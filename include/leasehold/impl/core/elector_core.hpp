@@ -9,11 +9,12 @@
 // thread; everything else on the driver's executor only.
 
 #include <leasehold/impl/core/command_window.hpp>
+#include <leasehold/impl/options/name_rules.hpp>
 #include <leasehold/impl/core/elector_listener.hpp>
 #include <leasehold/impl/core/group_applier.hpp>
 #include <leasehold/impl/core/group_registry.hpp>
 #include <leasehold/impl/core/group_state.hpp>
-#include <leasehold/impl/lease/lease_transport.hpp>
+#include <leasehold/impl/core/lease_transport.hpp>
 #include <leasehold/impl/core/wake_scheduler.hpp>
 
 #include <leasehold/elector_options.hpp>
@@ -32,16 +33,6 @@
 
 namespace leasehold::detail {
 
-/// validate_group_name(), and for a hash-tagged layout (Cluster, key_layout) no braces.
-/// Throws std::invalid_argument naming the group.
-void validate_group_name(std::string_view name, const KeyLayout& layout);
-
-/// For a hash-tagged layout (Cluster): a key prefix whose first `{` is
-/// followed at once by `}` ("{}") makes Redis hash every key whole, so a
-/// group's keys would land in different slots. Throws std::invalid_argument
-/// naming ElectorOptions.key_prefix then.
-void validate_key_prefix(const KeyLayout& layout);
-
 /// How much work one turn of the executor takes on.
 struct CoreLimits {
   /// Lease commands awaiting replies at most (see CommandWindow), where a
@@ -55,7 +46,7 @@ struct CoreLimits {
 
 enum class Lifecycle : std::uint8_t { idle, running, stopping, stopped };
 
-class ElectorCore final : public LeaseReplies, private CommandSink {
+class ElectorCore final : public LeaseReplyListener, private CommandSink {
  public:
   /// `incarnation`: this elector's (new_incarnation(); a simulation picks
   /// its own, to stay deterministic).

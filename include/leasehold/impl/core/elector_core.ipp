@@ -39,29 +39,6 @@ bool awaited(const GroupState& g, Command command, std::uint64_t seq) {
 // A hash-tagged layout (Cluster, or key_layout=hash_tagged) puts the name
 // between braces: a brace in it would change which part of the key picks
 // the slot.
-void validate_group_name(std::string_view name, const KeyLayout& layout) {
-  leasehold::validate_group_name(name);
-  if (layout.form() == KeyLayout::Form::hash_tagged && name.find_first_of("{}") != std::string_view::npos) {
-    throw std::invalid_argument(fmt::format("invalid group name {}: '{{' and '}}' are not allowed on a Redis "
-                                            "Cluster or with key_layout=hash_tagged, where the group name is the "
-                                            "keys' hash tag",
-                                            quoted(name)));
-  }
-}
-
-void validate_key_prefix(const KeyLayout& layout) {
-  if (layout.form() != KeyLayout::Form::hash_tagged) return;
-  const std::string& prefix = layout.prefix();
-  const std::size_t open = prefix.find('{');
-  if (open != std::string::npos && open + 1 < prefix.size() && prefix[open + 1] == '}') {
-    throw std::invalid_argument(fmt::format(
-        "ElectorOptions.key_prefix {}: on a Redis Cluster or with key_layout=hash_tagged the prefix may not hold "
-        "an empty hash tag \"{{}}\" before any other '{{': Redis would hash each key whole and put a group's keys "
-        "in different slots",
-        quoted(prefix)));
-  }
-}
-
 ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::string incarnation,
                          LeaseTransport& transport, ElectorListener& listener, CoreLimits limits,
                          KeyLayout::Form form)

@@ -8,7 +8,7 @@
 #include <leasehold/impl/lease/term_state.hpp>
 #include <leasehold/impl/core/wake_wheel.hpp>
 
-#include <leasehold/elector.hpp>
+#include <leasehold/detail/leader_flag.hpp>
 #include <leasehold/error.hpp>
 #include <leasehold/key_layout.hpp>
 #include <leasehold/redis/script_arguments.hpp>

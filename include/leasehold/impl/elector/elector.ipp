@@ -226,8 +226,8 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     Metrics m;
     m.instance = id();
     for (const GroupState* g : core_.groups()) m.groups.push_back(group_metrics(*g, now));
-    m.commands = commands_.metrics("commands", now);
-    m.nodes = commands_.node_metrics(now);
+    m.commands = route_metrics(commands_, "commands", now);
+    m.nodes = node_metrics(commands_, now);
     if (subscriber_) {
       m.subscriber = connection_metrics("subscriber", *subscriber_, now);
     } else {
@@ -534,7 +534,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
 
   const std::string id_;
   asio::strand<asio::any_io_executor> strand_;
-  Commands commands_;
+  CommandRoute commands_;
   std::unique_ptr<redis::Client> subscriber_;  // release notices (one server, Sentinel)
   std::unique_ptr<cluster::detail::ClusterNotices> cluster_notices_;  // ... on a Redis Cluster
   const std::string incarnation_;

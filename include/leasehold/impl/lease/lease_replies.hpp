@@ -4,7 +4,7 @@
 // exactly what the elector would.
 
 #include <leasehold/impl/lease/lease_machine.hpp>
-#include <leasehold/elector.hpp>
+#include <leasehold/leader_info.hpp>
 #include <leasehold/error.hpp>
 #include <leasehold/redis/reply.hpp>
 

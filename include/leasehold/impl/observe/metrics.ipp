@@ -274,4 +274,41 @@ ConnectionMetrics connection_metrics(std::string name, const redis::Client& c, T
   return m;
 }
 
+ConnectionMetrics route_metrics(const CommandRoute& route, std::string name, TimePoint now) {
+  if (const redis::Client* server = route.server()) return connection_metrics(std::move(name), *server, now);
+  const auto& cluster = *route.cluster();
+  ConnectionMetrics sum;
+  sum.name = std::move(name);
+  sum.connected = cluster.ready();
+  for (const auto& [address, client] : cluster.nodes()) {
+    const ConnectionMetrics node = connection_metrics({}, *client, now);
+    if (!node.connected && cluster.serves_slots(address)) sum.connected = false;
+    sum.connects += node.connects;
+    sum.reconnects += node.reconnects;
+    sum.disconnects += node.disconnects;
+    sum.commands_sent += node.commands_sent;
+    sum.timeouts += node.timeouts;
+    sum.protocol_errors += node.protocol_errors;
+    sum.round_trip.merge(node.round_trip);
+  }
+  const auto& stats = cluster.stats();
+  sum.redirects = stats.moved + stats.asked;
+  sum.cluster_retries = stats.retries;
+  sum.slot_map_failures = stats.map_failures;
+  if (const auto at = cluster.last_reply_at()) sum.last_reply_age = now - *at;
+  return sum;
+}
+
+std::vector<ConnectionMetrics> node_metrics(const CommandRoute& route, TimePoint now) {
+  std::vector<ConnectionMetrics> out;
+  const auto* cluster = route.cluster();
+  if (cluster == nullptr) return out;
+  for (const auto& [address, client] : cluster->nodes()) {
+    ConnectionMetrics& node = out.emplace_back(connection_metrics("node", *client, now));
+    node.node = address;
+    node.role = cluster->role_of(address);
+  }
+  return out;
+}
+
 }  // namespace leasehold::detail

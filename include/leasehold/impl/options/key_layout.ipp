@@ -1,8 +1,15 @@
 #include <leasehold/key_layout.hpp>
+#include <leasehold/elector_options.hpp>
+
+#include <leasehold/impl/base/quoted.hpp>
+#include <leasehold/impl/options/name_rules.hpp>
 
 #include <leasehold/impl/protocol/key_slot.hpp>
 #include <leasehold/impl/protocol/slot_tags.hpp>
 
+#include <fmt/format.h>
+
+#include <stdexcept>
 #include <utility>
 
 namespace leasehold {
@@ -92,3 +99,30 @@ std::optional<std::string_view> KeyLayout::group_of_key(std::string_view key) co
 }
 
 }  // namespace leasehold
+
+namespace leasehold::detail {
+
+void validate_group_name(std::string_view name, const KeyLayout& layout) {
+  leasehold::validate_group_name(name);
+  if (layout.form() == KeyLayout::Form::hash_tagged && name.find_first_of("{}") != std::string_view::npos) {
+    throw std::invalid_argument(fmt::format("invalid group name {}: '{{' and '}}' are not allowed on a Redis "
+                                            "Cluster or with key_layout=hash_tagged, where the group name is the "
+                                            "keys' hash tag",
+                                            quoted(name)));
+  }
+}
+
+void validate_key_prefix(const KeyLayout& layout) {
+  if (layout.form() != KeyLayout::Form::hash_tagged) return;
+  const std::string& prefix = layout.prefix();
+  const std::size_t open = prefix.find('{');
+  if (open != std::string::npos && open + 1 < prefix.size() && prefix[open + 1] == '}') {
+    throw std::invalid_argument(fmt::format(
+        "ElectorOptions.key_prefix {}: on a Redis Cluster or with key_layout=hash_tagged the prefix may not hold "
+        "an empty hash tag \"{{}}\" before any other '{{': Redis would hash each key whole and put a group's keys "
+        "in different slots",
+        quoted(prefix)));
+  }
+}
+
+}  // namespace leasehold::detail

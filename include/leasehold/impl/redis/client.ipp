@@ -10,6 +10,7 @@
 #include <leasehold/impl/redis/multiplexer.hpp>
 #include <leasehold/impl/redis/reconnect.hpp>
 #include <leasehold/impl/redis/sentinel_resolver.hpp>
+#include <leasehold/impl/redis/sentinel_watcher.hpp>
 #include <leasehold/impl/redis/stream.hpp>
 #include <leasehold/impl/redis/subscriber.hpp>
 #include <leasehold/impl/redis/watchdog.hpp>

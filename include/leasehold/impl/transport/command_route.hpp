@@ -24,13 +24,13 @@
 
 namespace leasehold::detail {
 
-class Commands {
+class CommandRoute {
  public:
   /// A redis::Client, or a ClusterClient when `options.cluster` is set.
   /// Throws std::invalid_argument naming the field for invalid options.
-  Commands(boost::asio::any_io_executor executor, RedisOptions options);
-  Commands(const Commands&) = delete;
-  Commands& operator=(const Commands&) = delete;
+  CommandRoute(boost::asio::any_io_executor executor, RedisOptions options);
+  CommandRoute(const CommandRoute&) = delete;
+  CommandRoute& operator=(const CommandRoute&) = delete;
 
   bool is_cluster() const noexcept { return cluster_.has_value(); }
   /// The cluster client, or nullptr for one server.
@@ -56,11 +56,6 @@ class Commands {
   void stop();
   /// Any thread.
   std::optional<std::chrono::steady_clock::time_point> last_reply_at() const noexcept;
-  /// The counters of the connection (a cluster: of every node's, summed;
-  /// connected while every master of the slot map is).
-  ConnectionMetrics metrics(std::string name, std::chrono::steady_clock::time_point now) const;
-  /// A cluster: each node's connection, with its address and role; else empty.
-  std::vector<ConnectionMetrics> node_metrics(std::chrono::steady_clock::time_point now) const;
 
   /// The script with pre-encoded arguments whose keys are all in `slot`
   /// (on a cluster; ignored on one server).

@@ -1,11 +1,11 @@
 #pragma once
-// The lease transport: every group's scripts through Commands (one
+// The lease transport: every group's scripts through CommandRoute (one
 // pipelined connection to a server or Sentinel's master, or a cluster's
 // connection to each group's master), WAIT after them in confirm mode.
 
 #include <leasehold/impl/transport/command_route.hpp>
 #include <leasehold/impl/lease/lease_scripts.hpp>
-#include <leasehold/impl/lease/lease_transport.hpp>
+#include <leasehold/impl/core/lease_transport.hpp>
 
 #include <leasehold/key_layout.hpp>
 
@@ -33,13 +33,13 @@ class RedisTransport final : public LeaseTransport {
     Notices notices = Notices::published;  ///< notices_for(): SPUBLISH on a Redis Cluster
   };
   /// `incarnation`: the elector's (incarnation.hpp); its releases name it.
-  RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id, std::string incarnation,
+  RedisTransport(CommandRoute& commands, KeyLayout layout, std::string instance_id, std::string incarnation,
                  Settings settings);
 
   /// What the answers must keep alive until they arrive (the elector).
   void keep_alive(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
 
-  void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) override;
+  void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplyListener& replies) override;
   bool batches_by_slot() const noexcept override { return !node_batches_; }
   /// A connection (on a cluster: a node's) came up: a server that refused
   /// the cross-slot script may take it now (restarted, upgraded).
@@ -65,12 +65,12 @@ class RedisTransport final : public LeaseTransport {
   struct Renewal {
     GroupState* group;
     std::uint64_t seq;
-    LeaseReplies* replies;
+    LeaseReplyListener* replies;
     std::uint16_t slot;  // 0 on a server
   };
   struct Batch;
-  auto answer_for(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies);
-  void queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies);
+  auto answer_for(GroupState& g, Command command, std::uint64_t seq, LeaseReplyListener& replies);
+  void queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplyListener& replies);
   void flush_renewals();
   void renew_one(const Renewal& r);
   void renew_many(std::vector<Renewal> renewals, bool across_slots);
@@ -78,7 +78,7 @@ class RedisTransport final : public LeaseTransport {
   void answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply, redis::Client* via);
   void answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via);
 
-  Commands& commands_;
+  CommandRoute& commands_;
   const KeyLayout layout_;
   const std::string id_;
   const std::string incarnation_;
@@ -101,7 +101,7 @@ class RedisTransport final : public LeaseTransport {
 
   /// Confirm mode: after a script that took or extended the lease, WAIT on
   /// the same connection (`via`), then answer with the replicas' verdict.
-  void confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies, redis::Reply reply,
+  void confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplyListener& replies, redis::Reply reply,
                redis::Client* via);
 };
 

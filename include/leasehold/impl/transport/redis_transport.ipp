@@ -38,7 +38,7 @@ bool lease_granted(const redis::Reply& reply) {
 
 }  // namespace
 
-RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string instance_id,
+RedisTransport::RedisTransport(CommandRoute& commands, KeyLayout layout, std::string instance_id,
                                std::string incarnation, Settings settings)
     : commands_(commands),
       layout_(std::move(layout)),
@@ -62,7 +62,7 @@ RedisTransport::RedisTransport(Commands& commands, KeyLayout layout, std::string
 
 // The handler of one group's script: its answer, after a WAIT in confirm
 // mode when the script took or extended the lease.
-auto RedisTransport::answer_for(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
+auto RedisTransport::answer_for(GroupState& g, Command command, std::uint64_t seq, LeaseReplyListener& replies) {
   const bool confirming = settings_.confirm_replicas > 0 && command != Command::release;
   return [this, owner = owner_.lock(), g = &g, command, seq, r = &replies, confirming](
              error_code ec, redis::Reply reply, redis::Client* via) {
@@ -71,7 +71,7 @@ auto RedisTransport::answer_for(GroupState& g, Command command, std::uint64_t se
   };
 }
 
-void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies) {
+void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, LeaseReplyListener& replies) {
   if (command == Command::renew) return queue_renewal(g, seq, replies);
   auto answer = answer_for(g, command, seq, replies);
   switch (command) {
@@ -93,7 +93,7 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
   }
 }
 
-void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplies& replies,
+void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplyListener& replies,
                              redis::Reply reply, redis::Client* via) {
   if (via == nullptr) {
     return replies.on_lease_reply(g, command, seq, make_error_code(errc::not_connected), reply, Replicated::not_asked,
@@ -136,7 +136,7 @@ struct RedisTransport::Batch {
   std::optional<redis::ScriptArguments> arguments;
 };
 
-void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplies& replies) {
+void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplyListener& replies) {
   renewals_.push_back({&g, seq, &replies, g.slot});
   if (renewals_.size() > 1) return;
   boost::asio::post(commands_.executor(), [this, owner = owner_.lock()] { flush_renewals(); });

@@ -1,6 +1,6 @@
 #include <leasehold/impl/work/tick_record.hpp>
 
-#include <leasehold/impl/elector/elector_access.hpp>
+#include <leasehold/impl/work/confirmed_eval.hpp>
 
 #include <leasehold/log.hpp>
 
@@ -61,7 +61,7 @@ asio::awaitable<TickClaim> claim_tick(Elector& elector, std::string group, std::
   // An empty slot: the caller's cancellation must not reach the command.
   auto token = asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable));
   auto [ec, reply, confirmed] =
-      co_await ElectorAccess::eval_confirmed(elector, claim_script(), std::move(keys), std::move(args), std::move(token));
+      co_await ConfirmedEval::run(elector, claim_script(), std::move(keys), std::move(args), std::move(token));
   if (ec || !reply.is_integer()) {
     log(LogLevel::warning, fmt::format("leasehold: tick claim for \"{}\" in group \"{}\" failed: {}", schedule,
                                        group, ec ? ec.message() : reply.debug_string()));

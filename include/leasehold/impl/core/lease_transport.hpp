@@ -1,7 +1,8 @@
 #pragma once
 // The seam between the elector's logic and the Redis deployment behind it.
 // The elector says which lease command a group needs; a transport routes it
-// (one server today; Sentinel and Cluster next) and hands the answer back.
+// (one server, the master Sentinel names, or each slot's master of a
+// cluster) and hands the answer back.
 // Tests and the simulation put their own transport here.
 
 #include <leasehold/impl/lease/lease_machine.hpp>
@@ -24,14 +25,14 @@ enum class Replicated : std::uint8_t {
 };
 
 /// Hears the answers to lease commands.
-class LeaseReplies {
+class LeaseReplyListener {
  public:
   /// `now`: when the answer arrived.
   virtual void on_lease_reply(GroupState& group, Command command, std::uint64_t seq, error_code ec,
                               const redis::Reply& reply, Replicated replicated, TimePoint now) = 0;
 
  protected:
-  ~LeaseReplies() = default;
+  ~LeaseReplyListener() = default;
 };
 
 class LeaseTransport {
@@ -41,7 +42,7 @@ class LeaseTransport {
   /// Sends `command` (acquire, renew or release) for `group`, tagged `seq`.
   /// The answer, or the failure, reaches `replies` later: never inside this
   /// call. Every command sent gets exactly one answer.
-  virtual void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplies& replies) = 0;
+  virtual void send(GroupState& group, Command command, std::uint64_t seq, LeaseReplyListener& replies) = 0;
 
   /// On a cluster: renewals leave one script per slot, so a renewing group
   /// should take along its slot's groups due soon (ElectorCore). False when
