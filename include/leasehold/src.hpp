@@ -31,6 +31,7 @@
 #include <leasehold/impl/options/elector_options.ipp>
 #include <leasehold/impl/options/key_layout.ipp>
 #include <leasehold/impl/options/redis_options.ipp>
+#include <leasehold/impl/options/url_parser.ipp>
 // redis
 #include <leasehold/impl/redis/client.ipp>
 #include <leasehold/impl/redis/multiplexer.ipp>
