@@ -80,7 +80,9 @@ def extract(root, out):
                 f.write(f'#line {first} "{os.path.join(root, path)}"\n{code}')
             cmake += [f"add_executable({name} {name}.cpp)",
                       f"target_compile_features({name} PRIVATE cxx_std_20)",
-                      f"target_link_libraries({name} PRIVATE leasehold::leasehold)"]
+                      f"target_link_libraries({name} PRIVATE leasehold::leasehold)",
+                      # Warning-clean, as users who build with -Werror need.
+                      f"target_compile_options({name} PRIVATE -Wall -Wextra -Wpedantic -Werror)"]
             listing.append(f"{name} {path}:{marker}")
     with open(os.path.join(out, "CMakeLists.txt"), "w", encoding="utf-8") as f:
         f.write("\n".join(cmake) + "\n")

@@ -123,10 +123,10 @@ grep -q "leasehold 0*[0-9].* from $libdir/cmake/leasehold" "$work/package.log" \
   || { cat "$work/package.log"; fail "find_package did not take leasehold from the temporary prefix"; }
 cmake --build "$work/package" -j "$jobs"
 
-# Ways 2 and 4 compile the library from source. With BUILD_DIR given, it is
+# Ways 2 and 3 compile the library from source. With BUILD_DIR given, it is
 # compiled as there (build type, warning and debug-info options), in a
 # directory below the source tree: way 2 sees the sources at the same
-# relative paths as BUILD_DIR does, and way 4's clone sits at a fixed path
+# relative paths as BUILD_DIR does, and way 3's clone sits at a fixed path
 # inside its directory, so ccache serves their files after the first run.
 from_source_args=(-DCMAKE_BUILD_TYPE=Release)
 from_source_base=$work
@@ -160,7 +160,7 @@ step "consumer 3/4: FetchContent of the Git checkout at HEAD ($(git -C "$root" r
 # A local path is a Git URL too, so this runs offline; it builds what HEAD
 # holds: commit a change before testing it this way.
 [ -z "$(git -C "$root" status --porcelain --untracked-files=no)" ] \
-  || echo "   (the checkout has uncommitted changes: way 4 builds HEAD without them)"
+  || echo "   (the checkout has uncommitted changes: way 3 builds HEAD without them)"
 from_source fetchcontent -DLEASEHOLD_GIT_REPOSITORY="$root" -DLEASEHOLD_GIT_TAG="$(git -C "$root" rev-parse HEAD)"
 fetchcontent=${from_source_dirs[-1]}
 
