@@ -183,7 +183,7 @@ python3 "$root/scripts/doc_programs.py" extract "$root" "$work/doc_programs" >"$
 sed 's/^/   /' "$work/doc_programs.list"
 against_prefix "$work/doc_programs" "$work/doc_programs/build"
 cmake --build "$work/doc_programs/build" -j "$jobs" -- -k 0 \
-  || fail "a program block of the docs does not compile or link (blocks: $(cut -d' ' -f2 "$work/doc_programs.list" | xargs))"
+  || fail "a program block of the docs does not compile or link: the messages above name its Markdown file and line"
 
 step "<leasehold/leasehold.hpp> reaches none of hiredis, OpenSSL, fmt, Boost.URL"
 # Every header the umbrella header pulls in, as the compiler finds them.
