@@ -241,11 +241,15 @@ within 200 grep -q '^report ' "$log" || { cat "$log"; fail "getting_started did 
 grep -q '^leading "reports" (fencing token [0-9]*)$' "$log" || { cat "$log"; fail "getting_started led without saying so"; }
 kill -TERM "$app_pid"
 # stop() takes at most drain_timeout + stop_timeout (5 s + 2 s); it should take a round trip.
-within 80 eval '! kill -0 "$app_pid" 2>/dev/null' || { cat "$log"; fail "getting_started still running 8 s after SIGTERM"; }
+exited() { ! kill -0 "$app_pid" 2>/dev/null; }
+within 80 exited || { cat "$log"; fail "getting_started still running 8 s after SIGTERM"; }
 rc=0
 wait "$app_pid" || rc=$?
 app_pid=""
-[ "$rc" = 0 ] && grep -qx stopped "$log" || { cat "$log"; fail "getting_started: exit $rc after SIGTERM, expected 0 and 'stopped'"; }
+if [ "$rc" != 0 ] || ! grep -qx stopped "$log"; then
+  cat "$log"
+  fail "getting_started: exit $rc after SIGTERM, expected 0 and 'stopped'"
+fi
 
 if grep -q '^LEASEHOLD_BUILD_TOOLS:BOOL=ON' "$build/CMakeCache.txt"; then
   step "running the installed CLI"
