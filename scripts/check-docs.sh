@@ -9,6 +9,11 @@
 #   - each block marked `<!-- snippet: PATH -->` equals the file PATH, README.md
 #     shows examples/getting_started as such blocks, and docs/deployment.md
 #     every file under deploy/ (the systemd unit, the Kubernetes manifests);
+#   - each block marked `<!-- program -->` is a ```cpp block with a main()
+#     (scripts/doc_programs.py; tests/consumer/run.sh compiles them);
+#   - the ACL rules of operations.md, sentinel.md and cluster.md are one line
+#     each, read and applied as written by tests/integration/acl_test.cpp, and
+#     the Sentinel and Cluster rules are the one-server rule plus their words;
 #   - code fences are balanced in every Markdown file.
 # Prints each problem as file:line: message and exits 1 if there is any.
 # Needs bash and python3 only; reads files, runs nothing else.
@@ -346,17 +351,79 @@ def check_snippets(path):
             problem(path, 1, f"no `<!-- snippet: {source} -->` block")
 
 
+# ---------------------------------------------------------------- programs
+
+sys.path.insert(0, os.path.join(root, "scripts"))
+import doc_programs  # noqa: E402  (tests/consumer/run.sh compiles the same blocks)
+
+
+def check_programs():
+    for path, line, message in doc_programs.problems(root):
+        problem(path, line, message)
+
+
+# ---------------------------------------------------------------- ACL rules
+
+# The integration tests Acl.* read each topology's rule from its page (the
+# one line starting with `ACL SETUSER <user> `) and apply it as written; the
+# Sentinel and Cluster rules are the one-server rule plus their own words.
+ACL_TEST = "tests/integration/acl_test.cpp"
+ACL_RULES = [  # (page, user, page whose rule it extends, the words it adds)
+    ("docs/operations.md", "leasehold", None, []),
+    ("docs/sentinel.md", "leasehold", "docs/operations.md", ["+wait"]),
+    ("docs/cluster.md", "leasehold", "docs/operations.md",
+     ["+cluster|shards", "+cluster|slots", "+asking", "+spublish", "+ssubscribe", "+sunsubscribe"]),
+    ("docs/sentinel.md", "leasehold-watch", None, []),
+]
+
+
+def acl_rule(path, user):
+    """(line, words) of the one `ACL SETUSER <user> ` line of `path` (inline
+    code spans count, as operations.md states the sentinels' rule in one)."""
+    found = []
+    for i, line in enumerate(open(path, encoding="utf-8").read().split("\n")):
+        for m in re.finditer(rf"(?:^\s*|`)(ACL SETUSER {re.escape(user)} [^`]*)", line):
+            found.append((i + 1, m.group(1).split()))
+    if len(found) != 1:
+        problem(path, found[1][0] if found else 1, f"{len(found)} `ACL SETUSER {user} ` lines: {ACL_TEST} needs exactly one")
+        return None
+    return found[0]
+
+
+def check_acl_rules():
+    test = open(ACL_TEST, encoding="utf-8").read()
+    for path, user, base, extra in ACL_RULES:
+        rule = acl_rule(path, user)
+        if rule is None:
+            continue
+        line, words = rule
+        for name in (os.path.basename(path), user):
+            if f'"{name}"' not in test:
+                problem(path, line, f"the ACL rule for {user} is applied by no test: {ACL_TEST} never names \"{name}\"")
+        if base is not None:
+            base_rule = acl_rule(base, user)
+            if base_rule and words != base_rule[1] + extra:
+                problem(path, line, f"the ACL rule differs from {base}:{base_rule[0]} followed by {' '.join(extra)}")
+    # The sentinels' user is stated in operations.md too (inline), the same.
+    ops = acl_rule("docs/operations.md", "leasehold-watch")
+    sen = acl_rule("docs/sentinel.md", "leasehold-watch")
+    if ops and sen and ops[1] != sen[1]:
+        problem("docs/operations.md", ops[0], f"the leasehold-watch rule differs from docs/sentinel.md:{sen[0]}")
+
+
 for path in all_markdown_files():
     scan_fences(path, open(path, encoding="utf-8").read().split("\n"))
 for path in markdown_files():
     check_links(path)
     check_snippets(path)
 check_options()
+check_programs()
+check_acl_rules()
 
 for p in problems:
     print(p)
 if problems:
     print(f"check-docs: {len(problems)} problem(s)")
     sys.exit(1)
-print("check-docs: links, option tables, snippets and code fences are consistent")
+print("check-docs: links, option tables, snippets, program blocks, ACL rules and code fences are consistent")
 PYTHON

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config git
   libboost1.81-dev libboost-url1.81-dev libhiredis-dev libfmt-dev libcli11-dev libssl-dev openssl
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools

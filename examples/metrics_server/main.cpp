@@ -6,9 +6,10 @@
 //   GET /health/ready   200 "ready", or 503 with the reason (readiness probe)
 //
 // Usage:
-//   metrics_server [--url URL] [--listen HOST:PORT] [--id ID]
-//                            [--ttl MS] [--group NAME]...
-// Defaults: $LEASEHOLD_URL or redis://127.0.0.1:6379, 127.0.0.1:9464.
+//   metrics_server [--url URL] [--listen HOST:PORT] [--id ID] [--prefix PREFIX]
+//                  [--priority N] [--ttl MS] [--group NAME]... | --help
+// Defaults: $LEASEHOLD_URL or redis://127.0.0.1:6379, 127.0.0.1:9464, and
+// ElectorOptions' own (prefix leader:, priority 0, ttl 5000).
 // Port 0 picks a free port. Prints "listening on HOST:PORT" once it accepts.
 // SIGINT or SIGTERM stops the elector (releasing its leases) and exits 0.
 
@@ -48,10 +49,23 @@ using asio::ip::tcp;
 
 namespace {
 
+constexpr const char* usage =
+    "usage: metrics_server [--url URL] [--listen HOST:PORT] [--id ID] [--prefix PREFIX]\n"
+    "                      [--priority N] [--ttl MS] [--group NAME]... | --help\n"
+    "  --url URL          Redis URL (default: $LEASEHOLD_URL, else redis://127.0.0.1:6379)\n"
+    "  --listen HOST:PORT HTTP address for /metrics, /health/live, /health/ready\n"
+    "                     (default 127.0.0.1:9464; port 0 picks a free one)\n"
+    "  --id ID            instance id (default: generated, unique per process)\n"
+    "  --prefix PREFIX    key prefix, one per service (default leader:)\n"
+    "  --priority N       preferred-holder priority, higher leads (default 0)\n"
+    "  --ttl MS           lease ttl in milliseconds (default 5000)\n"
+    "  --group NAME       a group to campaign for besides \"default\" (repeatable)\n";
+
 struct Args {
   std::string url;
   std::string listen = "127.0.0.1:9464";
   lh::ElectorOptions options;
+  bool help = false;
 };
 
 Args parse_args(int argc, char** argv) {
@@ -60,6 +74,10 @@ Args parse_args(int argc, char** argv) {
   args.url = env != nullptr ? env : "redis://127.0.0.1:6379";
   for (int i = 1; i < argc; ++i) {
     const std::string_view flag = argv[i];
+    if (flag == "--help") {
+      args.help = true;
+      continue;
+    }
     if (i + 1 >= argc) throw std::invalid_argument(fmt::format("{} needs a value", flag));
     const std::string value = argv[++i];
     if (flag == "--url") {
@@ -68,12 +86,16 @@ Args parse_args(int argc, char** argv) {
       args.listen = value;
     } else if (flag == "--id") {
       args.options.instance_id = value;
+    } else if (flag == "--prefix") {
+      args.options.key_prefix = value;
+    } else if (flag == "--priority") {
+      args.options.priority = std::stoi(value);
     } else if (flag == "--ttl") {
       args.options.ttl = std::chrono::milliseconds(std::stoll(value));
     } else if (flag == "--group") {
       args.options.groups.push_back(value);
     } else {
-      throw std::invalid_argument(fmt::format("unknown option {}", flag));
+      throw std::invalid_argument(fmt::format("unknown option {} (--help lists them)", flag));
     }
   }
   return args;
@@ -153,6 +175,10 @@ asio::awaitable<void> listen(lh::Elector& elector, tcp::acceptor& acceptor) {
 int main(int argc, char** argv) {
   try {
     const Args args = parse_args(argc, argv);
+    if (args.help) {
+      std::fputs(usage, stdout);
+      return 0;
+    }
     asio::io_context io{1};
     lh::Elector elector(io.get_executor(), lh::RedisOptions::from_url(args.url), args.options);
     elector.start();

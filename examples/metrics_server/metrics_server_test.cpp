@@ -147,3 +147,37 @@ TEST(MetricsServer, ServesAStrictExpositionAndHealthProbesAndReleasesOnSigterm) 
   EXPECT_FALSE(admin.get("leader:default")) << "released on stop";
   EXPECT_FALSE(admin.get("leader:reports")) << "released on stop";
 }
+
+TEST(MetricsServer, HelpListsTheFlagsAndPrefixAndPriorityReachTheElector) {
+  leasehold::test::RedisServer redis;
+
+  auto help = example_test::start(redis, "help", {"--help"});
+  const auto help_status = help.wait_exit(5s);
+  ASSERT_TRUE(help_status) << "--help did not exit";
+  EXPECT_TRUE(WIFEXITED(*help_status) && WEXITSTATUS(*help_status) == 0);
+  const std::string usage = read_file(help.log_file());
+  for (const char* flag : {"--url", "--listen", "--id", "--prefix", "--priority", "--ttl", "--group"}) {
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag << " missing from --help:\n" << usage;
+  }
+
+  auto unknown = example_test::start(redis, "unknown", {"--no-such-flag", "x"});
+  const auto unknown_status = unknown.wait_exit(5s);
+  ASSERT_TRUE(unknown_status);
+  EXPECT_TRUE(WIFEXITED(*unknown_status) && WEXITSTATUS(*unknown_status) == 2);
+
+  auto server = example_test::start(redis, "prefixed", {"--url", redis.url(), "--listen", "127.0.0.1:0", "--id",
+                                                        "prefixed-1", "--ttl", "1500", "--prefix", "svc:leader:",
+                                                        "--priority", "7", "--group", "reports"});
+  auto admin = redis.admin();
+  ASSERT_TRUE(eventually([&] { return admin.get("svc:leader:reports") == std::optional<std::string>("prefixed-1"); },
+                         10s))
+      << example_test::dump(server);
+  EXPECT_EQ(admin.call({"HGET", "svc:leader:reports:holder", "priority"}).str, "7");
+  EXPECT_FALSE(admin.get("leader:reports")) << "the default prefix is not used";
+
+  ASSERT_TRUE(server.signal(SIGTERM));
+  const auto status = server.wait_exit(5s);
+  ASSERT_TRUE(status) << "still running after SIGTERM\n" << example_test::dump(server);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << leasehold::test::describe_wait_status(*status);
+  EXPECT_FALSE(admin.get("svc:leader:reports")) << "released on stop";
+}

@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Proves that leasehold can be installed and consumed the three ways a user
+# Proves that leasehold can be installed and consumed the five ways a user
 # would: builds and installs it into a fresh temporary prefix, then builds
 # tests/consumer/app.cpp
 #   1. as a CMake project with find_package(leasehold CONFIG REQUIRED),
 #      against that prefix only;
 #   2. as a CMake project that add_subdirectory()s the leasehold source tree;
-#   3. as one file compiled with `pkg-config --cflags --libs leasehold`;
-#   4. header-mostly: the installed headers plus one translation unit of
+#   3. as a CMake project that gets it with FetchContent from this Git
+#      checkout at HEAD (a local path: no network);
+#   4. as one file compiled with `pkg-config --cflags --libs leasehold`;
+#   5. header-mostly: the installed headers plus one translation unit of
 #      <leasehold/src.hpp>, with a bare compiler command (no CMake, no
 #      libleasehold);
 # and runs each against a private redis-server on a free loopback port (each
 # must lead and stop cleanly), plus the installed `leasehold` CLI. When the
-# build has the prometheus component, 1 and 2 also build and run
+# build has the prometheus component, 1 to 3 also build and run
 # prometheus_app.cpp with find_package(leasehold ... COMPONENTS prometheus).
-# 1 and 2 also build and run guest/guest_app, a service with its own separately
+# 1 to 3 also build and run guest/guest_app, a service with its own separately
 # compiled Asio and deprecated Asio names; 1 compiles every installed public
 # header alone. The installed package must impose no Asio macro, carry no
 # test-only switch, and keep hiredis, OpenSSL, fmt and Boost.URL out of
-# <leasehold/leasehold.hpp>.
+# <leasehold/leasehold.hpp>. Against the prefix too: examples/getting_started,
+# configured as a project of its own, must lead and stop on SIGTERM, and
+# every block of README.md and docs/ marked `<!-- program -->` must compile
+# and link (scripts/doc_programs.py extracts them).
 #
 #   tests/consumer/run.sh [BUILD_DIR]
 #
@@ -31,14 +36,20 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 jobs=${LEASEHOLD_JOBS:-2}
 work=$(mktemp -d "${TMPDIR:-/tmp}/leasehold-consumer.XXXXXX")
 redis_pid=""
+from_source_dirs=()
 
 cleanup() {
+  if [ -n "${app_pid:-}" ]; then
+    kill -9 "$app_pid" 2>/dev/null || true
+    wait "$app_pid" 2>/dev/null || true
+  fi
   if [ -n "$redis_pid" ]; then
     kill -9 "$redis_pid" 2>/dev/null || true
     wait "$redis_pid" 2>/dev/null || true
   fi
   rm -rf "$work"
-  [ -z "${subdirectory:-}" ] || rm -rf "$subdirectory"
+  local dir
+  for dir in "${from_source_dirs[@]}"; do rm -rf "$dir"; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -98,37 +109,65 @@ if [ -e "$libdir/cmake/leasehold/leaseholdPrometheusTargets.cmake" ]; then
     || fail "missing after install: include/leasehold/prometheus/elector_collectable.hpp"
 fi
 
-step "consumer 1/4: find_package(leasehold CONFIG REQUIRED) (component prometheus: $prometheus)"
-# Only the temporary prefix is searched: no package registry, no system copy.
-cmake -S "$root/tests/consumer" -B "$work/package" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DLEASEHOLD_CONSUMER_MODE=package -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF >"$work/package.log" \
-  || { cat "$work/package.log"; fail "configuring the package consumer"; }
+# Configures the CMake project $1 into $2 against the temporary prefix only
+# (no package registry, no system copy), with the further cmake arguments given.
+against_prefix() {
+  local source=$1 dir=$2
+  shift 2
+  cmake -S "$source" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF "$@" >"$dir.log" 2>&1 \
+    || { cat "$dir.log"; fail "configuring $source against $prefix"; }
+}
+
+step "consumer 1/5: find_package(leasehold CONFIG REQUIRED) (component prometheus: $prometheus)"
+against_prefix "$root/tests/consumer" "$work/package" -DLEASEHOLD_CONSUMER_MODE=package \
+  -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus
 grep -q "leasehold 0*[0-9].* from $libdir/cmake/leasehold" "$work/package.log" \
   || { cat "$work/package.log"; fail "find_package did not take leasehold from the temporary prefix"; }
 cmake --build "$work/package" -j "$jobs"
 
-step "consumer 2/4: add_subdirectory(leasehold source tree)"
-# With BUILD_DIR given, the library is compiled as there (build type, warning
-# and debug-info options) from a directory as deep below the source tree, so
-# ccache serves its files instead of compiling them all again.
-subdirectory_args=(-DCMAKE_BUILD_TYPE=Release)
-subdirectory=$work/subdirectory
+# Ways 2 and 3 compile the library from source. With BUILD_DIR given, it is
+# compiled as there (build type, warning and debug-info options), in a
+# directory below the source tree: way 2 sees the sources at the same
+# relative paths as BUILD_DIR does, and way 3's clone sits at a fixed path
+# inside its directory, so ccache serves their files after the first run.
+from_source_args=(-DCMAKE_BUILD_TYPE=Release)
+from_source_base=$work
 if [ -n "${1:-}" ]; then
   cached() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
-  subdirectory_args=(-DCMAKE_BUILD_TYPE="$(cached CMAKE_BUILD_TYPE)" -DLEASEHOLD_WERROR="$(cached LEASEHOLD_WERROR)"
-                     -DLEASEHOLD_DEBUG_INFO="$(cached LEASEHOLD_DEBUG_INFO)")
-  subdirectory=$root/build/consumer-subdirectory-$$
+  from_source_args=(-DCMAKE_BUILD_TYPE="$(cached CMAKE_BUILD_TYPE)" -DLEASEHOLD_WERROR="$(cached LEASEHOLD_WERROR)"
+                    -DLEASEHOLD_DEBUG_INFO="$(cached LEASEHOLD_DEBUG_INFO)")
+  from_source_base=$root/build
 fi
-cmake -S "$root/tests/consumer" -B "$subdirectory" -G Ninja "${subdirectory_args[@]}" \
-  -DLEASEHOLD_CONSUMER_MODE=subdirectory -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus \
-  -DLEASEHOLD_SOURCE_DIR="$root" >/dev/null
-subdirectory_targets="app guest_app"
-[ "$prometheus" = ON ] && subdirectory_targets="app guest_app prometheus_app"
-# shellcheck disable=SC2086
-cmake --build "$subdirectory" -j "$jobs" --target $subdirectory_targets
+from_source_targets="app guest_app"
+[ "$prometheus" = ON ] && from_source_targets="app guest_app prometheus_app"
+# Configures tests/consumer in way $1 (subdirectory, fetchcontent) into
+# $from_source_base/consumer-$1-<pid>, with the further cmake arguments given,
+# and builds its apps; the directory is removed on exit.
+from_source() {
+  local mode=$1 dir=$from_source_base/consumer-$1-$$
+  shift
+  from_source_dirs+=("$dir")
+  cmake -S "$root/tests/consumer" -B "$dir" -G Ninja "${from_source_args[@]}" \
+    -DLEASEHOLD_CONSUMER_MODE="$mode" -DLEASEHOLD_CONSUMER_PROMETHEUS=$prometheus "$@" >"$work/$mode.log" 2>&1 \
+    || { cat "$work/$mode.log"; fail "configuring the $mode consumer"; }
+  # shellcheck disable=SC2086
+  cmake --build "$dir" -j "$jobs" --target $from_source_targets
+}
 
-step "consumer 3/4: pkg-config --cflags --libs leasehold"
+step "consumer 2/5: add_subdirectory(leasehold source tree)"
+from_source subdirectory -DLEASEHOLD_SOURCE_DIR="$root"
+subdirectory=${from_source_dirs[-1]}
+
+step "consumer 3/5: FetchContent of the Git checkout at HEAD ($(git -C "$root" rev-parse --short HEAD))"
+# A local path is a Git URL too, so this runs offline; it builds what HEAD
+# holds: commit a change before testing it this way.
+[ -z "$(git -C "$root" status --porcelain --untracked-files=no)" ] \
+  || echo "   (the checkout has uncommitted changes: way 3 builds HEAD without them)"
+from_source fetchcontent -DLEASEHOLD_GIT_REPOSITORY="$root" -DLEASEHOLD_GIT_TAG="$(git -C "$root" rev-parse HEAD)"
+fetchcontent=${from_source_dirs[-1]}
+
+step "consumer 4/5: pkg-config --cflags --libs leasehold"
 export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 [ "$(pkg-config --variable=prefix leasehold | xargs realpath)" = "$(realpath "$prefix")" ] \
   || fail "leasehold.pc does not point at the prefix it was installed to"
@@ -136,7 +175,7 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 ${CXX:-c++} -Wall -Wextra -Wpedantic -Werror -O1 "$root/tests/consumer/app.cpp" -o "$work/app-pkgconfig" \
   $(pkg-config --cflags --libs leasehold)
 
-step "consumer 4/4: the installed headers and <leasehold/src.hpp>, one bare compiler command each"
+step "consumer 5/5: the installed headers and <leasehold/src.hpp>, one bare compiler command each"
 # The header-mostly way (a Meson, Bazel or hand-written build): leasehold's
 # code compiled in one translation unit of the program, then only leasehold's
 # dependencies linked. guest_app does it beside its own separately compiled
@@ -156,6 +195,19 @@ bare=(${CXX:-g++} -std=c++20 -Wall -Wextra -Wpedantic -Werror -O1 -I"$prefix/inc
   || fail "building app with <leasehold/src.hpp>"
 "${bare[@]}" -DBOOST_ASIO_SEPARATE_COMPILATION "${guest_asio[@]}" "$work/leasehold_src.cpp" -o "$work/guest-src-hpp" "${deps[@]}" \
   || fail "building guest_app (its own Asio TU) with <leasehold/src.hpp>"
+
+step "examples/getting_started as a project of its own, against the prefix"
+against_prefix "$root/examples/getting_started" "$work/getting_started"
+cmake --build "$work/getting_started" -j "$jobs"
+
+step "every <!-- program --> block of the Markdown docs, against the prefix"
+# One executable per block; a compile error names the Markdown file and line.
+python3 "$root/scripts/doc_programs.py" extract "$root" "$work/doc_programs" >"$work/doc_programs.list"
+[ -s "$work/doc_programs.list" ] || fail "no <!-- program --> block in README.md or docs/ (the README has one)"
+sed 's/^/   /' "$work/doc_programs.list"
+against_prefix "$work/doc_programs" "$work/doc_programs/build"
+cmake --build "$work/doc_programs/build" -j "$jobs" -- -k 0 \
+  || fail "a program block of the docs does not compile or link: the messages above name its Markdown file and line"
 
 step "<leasehold/leasehold.hpp> reaches none of hiredis, OpenSSL, fmt, Boost.URL"
 # Every header the umbrella header pulls in, as the compiler finds them.
@@ -189,13 +241,40 @@ for attempt in 1 2 3 4 5; do
 done
 url="redis://127.0.0.1:$port"
 
-apps=("$work/package/app" "$subdirectory/app" "$work/app-pkgconfig" "$work/package/guest_app" "$subdirectory/guest_app"
+apps=("$work/package/app" "$subdirectory/app" "$fetchcontent/app" "$work/app-pkgconfig"
+      "$work/package/guest_app" "$subdirectory/guest_app" "$fetchcontent/guest_app"
       "$work/app-src-hpp" "$work/guest-src-hpp")
-[ "$prometheus" = ON ] && apps+=("$work/package/prometheus_app" "$subdirectory/prometheus_app")
+[ "$prometheus" = ON ] && apps+=("$work/package/prometheus_app" "$subdirectory/prometheus_app" "$fetchcontent/prometheus_app")
 for app in "${apps[@]}"; do
   step "running ${app#"$work"/} against $url"
   timeout 60 "$app" "$url" || fail "${app#"$work"/} exited with $?"
 done
+
+step "running getting_started against $url: it leads, then stops on SIGTERM"
+log=$work/getting_started.out
+"$work/getting_started/getting_started" "$url" >"$log" 2>&1 &
+app_pid=$!
+# Polls for up to $1 tenths of a second until the command after it succeeds.
+within() {
+  local tenths=$1
+  shift
+  for _ in $(seq "$tenths"); do "$@" && return 0; sleep 0.1; done
+  "$@"
+}
+# A new group's first election waits one ttl (5 s): the empty-restart guard.
+within 200 grep -q '^report ' "$log" || { cat "$log"; fail "getting_started did not lead within 20 s"; }
+grep -q '^leading "reports" (fencing token [0-9]*)$' "$log" || { cat "$log"; fail "getting_started led without saying so"; }
+kill -TERM "$app_pid"
+# stop() takes at most drain_timeout + stop_timeout (5 s + 2 s); it should take a round trip.
+exited() { ! kill -0 "$app_pid" 2>/dev/null; }
+within 80 exited || { cat "$log"; fail "getting_started still running 8 s after SIGTERM"; }
+rc=0
+wait "$app_pid" || rc=$?
+app_pid=""
+if [ "$rc" != 0 ] || ! grep -qx stopped "$log"; then
+  cat "$log"
+  fail "getting_started: exit $rc after SIGTERM, expected 0 and 'stopped'"
+fi
 
 if grep -q '^LEASEHOLD_BUILD_TOOLS:BOOL=ON' "$build/CMakeCache.txt"; then
   step "running the installed CLI"

@@ -389,7 +389,8 @@ for name, what, args, instance_id in runs:
         f.write(instance_id + "\n")
 PYTHON
 bound_ms=$(cat "$work/bound_ms")
-binary=$build/examples/metrics_server/metrics_server
+# Absolute: systemd-analyze verify refuses a relative ExecStart.
+binary=$(realpath -m "$build/examples/metrics_server/metrics_server")
 [ -x "$binary" ] || fail "$binary is missing: build it (cmake --build ${build#"$root"/} --target metrics_server)"
 
 if ! command -v systemd-analyze >/dev/null 2>&1; then

@@ -1,11 +1,15 @@
 // The least-privilege ACL rule of docs/operations.md, read from the document
 // itself, applied verbatim to fresh servers: an elector running as that user
-// does everything it needs, and a missing permission is a clear NOPERM.
+// does everything it needs, and a missing permission is a clear NOPERM. The
+// rules of docs/sentinel.md and docs/cluster.md are applied the same way to
+// a Sentinel deployment and to a cluster.
 
 #include <leasehold/leasehold.hpp>
 
+#include "support/cluster_topology.hpp"
 #include "support/elector_fixture.hpp"
 #include "support/redis_server.hpp"
+#include "support/sentinel_topology.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -26,9 +30,9 @@ namespace {
 constexpr const char* user = "leasehold";
 constexpr const char* placeholder_password = "change-me";
 
-std::string operations_doc() {
+std::string read_doc(const std::string& name) {
   // Not __FILE__: ccache's base_dir makes it relative to the build directory.
-  const auto path = std::filesystem::path(LEASEHOLD_SOURCE_DIR) / "docs" / "operations.md";
+  const auto path = std::filesystem::path(LEASEHOLD_SOURCE_DIR) / "docs" / name;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path.string());
   std::stringstream text;
@@ -36,18 +40,22 @@ std::string operations_doc() {
   return text.str();
 }
 
-/// The one line of the document that starts with "ACL SETUSER leasehold ".
-std::string documented_rule() {
-  std::istringstream doc(operations_doc());
+/// The one line of docs/<doc> that starts (after any indentation) with
+/// "ACL SETUSER <user_name> ". scripts/check-docs.sh compares the rules of
+/// operations.md, sentinel.md and cluster.md by the same lines.
+std::string documented_rule(const std::string& doc = "operations.md", const std::string& user_name = user) {
+  std::istringstream text(read_doc(doc));
+  const std::string start = "ACL SETUSER " + user_name + " ";
   std::string line, found;
   int count = 0;
-  while (std::getline(doc, line)) {
-    if (line.rfind("ACL SETUSER leasehold ", 0) == 0) {
+  while (std::getline(text, line)) {
+    line.erase(0, line.find_first_not_of(' '));
+    if (line.rfind(start, 0) == 0) {
       found = line;
       ++count;
     }
   }
-  if (count != 1) throw std::runtime_error("docs/operations.md must hold exactly one ACL SETUSER leasehold line");
+  if (count != 1) throw std::runtime_error("docs/" + doc + " must hold exactly one " + start + "line");
   return found;
 }
 
@@ -58,12 +66,14 @@ std::vector<std::string> words(const std::string& line) {
   return out;
 }
 
-/// Applies the documented rule verbatim with ACL SETUSER on `server`.
-void apply_documented_rule(const lh::test::RedisServer& server) {
-  auto admin = server.admin();
-  const auto reply = admin.call(words(documented_rule()));
-  ASSERT_TRUE(reply.is_status() && reply.str == "OK") << lh::test::describe_reply(reply);
+/// Applies a rule verbatim with ACL SETUSER through `admin`.
+void apply_rule(lh::test::AdminClient admin, const std::string& rule) {
+  const auto reply = admin.call(words(rule));
+  ASSERT_TRUE(reply.is_status() && reply.str == "OK") << rule << ": " << lh::test::describe_reply(reply);
 }
+
+/// Applies the documented rule verbatim with ACL SETUSER on `server`.
+void apply_documented_rule(const lh::test::RedisServer& server) { apply_rule(server.admin(), documented_rule()); }
 
 lh::RedisOptions as_leasehold_user(const lh::test::RedisServer& server) {
   auto redis = server.options();
@@ -198,4 +208,63 @@ TEST(Acl, MissingChannelPermissionIsANoPermissionErrorEventAndFailoverFallsBackT
   EXPECT_TRUE(it->group.empty()) << "the subscription concerns the connection";
   EXPECT_NE(it->error.message().find("channels"), std::string::npos) << it->error.message();
   EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); })) << "the lease itself still works";
+}
+
+namespace {
+
+// Leads, hands over through a release notice (faster than a ttl or a poll)
+// and reports no error: what each topology's documented rule must allow.
+void expect_leads_and_hands_over(Fleet& fleet, lh::ElectorOptions options) {
+  options.groups = {"reports"};
+  options.ttl = 2000ms;
+  options.retry_interval = 2000ms;
+  fleet.add(options);
+  fleet.add(options);
+  auto first = fleet.wait_single_leader("reports");
+  ASSERT_TRUE(first) << errors_of(fleet);
+  lh::test::run_for(fleet.io, 1000ms);  // renewals run too
+  const auto before = std::chrono::steady_clock::now();
+  fleet.at(*first).step_down("reports", [](lh::error_code ec) { EXPECT_FALSE(ec) << ec.message(); });
+  const std::size_t other = 1 - *first;
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.at(other).is_leader("reports"); }, 3s)) << errors_of(fleet);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 800ms) << "faster than a ttl or a poll";
+  fleet.stop_all();
+  EXPECT_EQ(errors_of(fleet), "");
+}
+
+}  // namespace
+
+TEST(Acl, SentinelDocumentedRulesOnDataNodesAndSentinelsWorkInConfirmMode) {
+  lh::test::SentinelTopology topology;
+  // ACLs are not replicated: every data node gets the rule, as sentinel.md says.
+  for (std::size_t i = 0; i < topology.node_count(); ++i) {
+    apply_rule(topology.node(i).admin(), documented_rule("sentinel.md"));
+  }
+  for (std::size_t j = 0; j < topology.sentinel_count(); ++j) {
+    apply_rule(topology.sentinel_admin(j), documented_rule("sentinel.md", "leasehold-watch"));
+  }
+  const std::string url = topology.sentinel_url();  // redis-sentinel://hosts#master
+  const auto hosts = url.find("://") + 3;
+  const auto hash = url.find('#');
+  auto redis = lh::RedisOptions::from_url(url.substr(0, hosts) + user + ":" + placeholder_password + "@" +
+                                          url.substr(hosts, hash - hosts) + "?sentinel_user=leasehold-watch" +
+                                          "&sentinel_password=" + placeholder_password + url.substr(hash));
+  Fleet fleet(redis);
+  auto options = fast_options();
+  options.confirm_replicas = 1;  // WAIT: the rule's +wait
+  expect_leads_and_hands_over(fleet, options);
+}
+
+TEST(Acl, ClusterDocumentedRuleOnEveryNodeWorksWithShardedNotices) {
+  lh::test::ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  lh::test::ClusterTopology topology(topology_options);
+  for (std::size_t i = 0; i < topology.node_count(); ++i) {
+    apply_rule(topology.node(i).admin(), documented_rule("cluster.md"));
+  }
+  auto redis = lh::RedisOptions::from_url(topology.url());
+  redis.username = user;
+  redis.password = placeholder_password;
+  Fleet fleet(redis);
+  expect_leads_and_hands_over(fleet, fast_options());
 }
