@@ -24,6 +24,7 @@
 
 #include <leasehold/impl/lease/lease_machine.hpp>
 #include <leasehold/redis/codec.hpp>
+#include <leasehold/impl/protocol/reply_decoder.hpp>
 #include <leasehold/redis/reply.hpp>
 
 #include <leasehold/impl/lease/lease_replies.hpp>
@@ -50,7 +51,7 @@ using leasehold::detail::LeaseTiming;
 using leasehold::detail::Output;
 using leasehold::detail::TimePoint;
 using leasehold::redis::Reply;
-using leasehold::redis::ReplyDecoder;
+using leasehold::redis::detail::ReplyDecoder;
 
 constexpr std::string_view kId = "me";
 
@@ -121,7 +122,7 @@ class Harness {
         case 5:
           if (!connected_) {
             connected_ = true;
-            decoder_ = ReplyDecoder{};
+            decoder_ = leasehold::redis::detail::ReplyDecoder{};
             step([&] { return machine_.on_connected(now_); });
           }
           break;
@@ -251,7 +252,7 @@ class Harness {
 
   LeaseTiming timing_;
   LeaseMachine machine_;
-  ReplyDecoder decoder_;
+  leasehold::redis::detail::ReplyDecoder decoder_;
   TimePoint now_{std::chrono::hours(1)};
   std::optional<TimePoint> wake_;
   bool connected_ = false;

@@ -39,6 +39,7 @@
 #include <leasehold/events.hpp>
 #include <leasehold/health.hpp>
 #include <leasehold/leader_info.hpp>
+#include <leasehold/detail/internal.hpp>
 #include <leasehold/detail/leader_flag.hpp>
 #include <leasehold/key_layout.hpp>
 #include <leasehold/metrics.hpp>
@@ -79,7 +80,7 @@ class Group {
   Group() = default;
   /// Made by Elector::group() around the group's published flag; user code
   /// has no use for it.
-  Group(std::string name, std::shared_ptr<const detail::LeaderFlag> flag)
+  Group(detail::Internal, std::string name, std::shared_ptr<const detail::LeaderFlag> flag)
       : name_(std::move(name)), flag_(std::move(flag)) {}
 
   /// The group's name.
@@ -105,7 +106,7 @@ class Elector;
 class StopOperation {
  public:
   /// Made by Elector::stop(); user code does not make one.
-  explicit StopOperation(Elector& elector) : elector_(&elector) {}
+  StopOperation(detail::Internal, Elector& elector) : elector_(&elector) {}
   /// Takes over the stop; `other` no longer starts it when destroyed.
   StopOperation(StopOperation&& other) noexcept : elector_(std::exchange(other.elector_, nullptr)) {}
   StopOperation(const StopOperation&) = delete;
@@ -286,7 +287,7 @@ class Elector {
         [this](auto handler) { start_stop(VoidHandler(std::move(handler))); }, token);
   }
   /// See StopOperation: `co_await elector.stop()` or `elector.stop();`.
-  StopOperation stop() { return StopOperation(*this); }
+  StopOperation stop() { return StopOperation(detail::Internal{}, *this); }
 
   /// Asks Redis who holds `group` now (GET and PTTL of the lease key, GET of
   /// the fencing counter, in one round trip); the group need not be

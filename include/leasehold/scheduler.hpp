@@ -100,7 +100,7 @@ class Schedule {
   Schedule() = default;
   /// Made by every() and cron() around a running schedule; user code has no
   /// use for it.
-  explicit Schedule(std::shared_ptr<detail::ScheduleState> state) : state_(std::move(state)) {}
+  Schedule(detail::Internal, std::shared_ptr<detail::ScheduleState> state) : state_(std::move(state)) {}
   /// Takes over `other`'s schedule; `other` is left empty.
   Schedule(Schedule&&) noexcept = default;
   /// Cancels this handle's own schedule, then takes over `other`'s.

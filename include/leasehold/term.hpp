@@ -1,6 +1,7 @@
 #pragma once
 // One term of leadership of one group: what acquire() hands to leader work.
 
+#include <leasehold/detail/internal.hpp>
 #include <leasehold/events.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -37,7 +38,7 @@ class Term {
   Term() = default;
   /// Made by the elector around its state of one term; user code has no
   /// use for it (it cannot make a detail::TermState).
-  explicit Term(std::shared_ptr<detail::TermState> state) : state_(std::move(state)) {}
+  Term(detail::Internal, std::shared_ptr<detail::TermState> state) : state_(std::move(state)) {}
 
   /// The group this term leads; empty for an empty Term.
   const std::string& group() const noexcept;

@@ -10,6 +10,7 @@
 #include "support/variant_proxy.hpp"
 
 #include <leasehold/redis/codec.hpp>
+#include <leasehold/impl/protocol/reply_decoder.hpp>
 
 #include <gtest/gtest.h>
 
@@ -156,7 +157,7 @@ class RawClient {
 
   int fd_;
   std::string buffer_;
-  leasehold::redis::ReplyDecoder decoder_;
+  leasehold::redis::detail::ReplyDecoder decoder_;
   bool eof_ = false;
 };
 

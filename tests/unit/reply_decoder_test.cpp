@@ -3,6 +3,7 @@
 // huge allocation.
 
 #include <leasehold/redis/codec.hpp>
+#include <leasehold/impl/protocol/reply_decoder.hpp>
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
@@ -17,7 +18,7 @@ namespace {
 
 // Feeds `bytes`, then returns the error the next reply attempt reports.
 leasehold::Error error_after(std::string_view bytes) {
-  redis::ReplyDecoder decoder;
+  redis::detail::ReplyDecoder decoder;
   leasehold::Error error = decoder.feed(bytes.data(), bytes.size());
   if (error) return error;
   while (decoder.next(error)) {
@@ -28,7 +29,7 @@ leasehold::Error error_after(std::string_view bytes) {
 // Feeds `bytes` and decodes the first reply; nullopt (and a test failure)
 // on an error.
 std::optional<redis::Reply> first_reply(std::string_view bytes) {
-  redis::ReplyDecoder decoder;
+  redis::detail::ReplyDecoder decoder;
   leasehold::Error error = decoder.feed(bytes.data(), bytes.size());
   std::optional<redis::Reply> reply;
   if (!error) reply = decoder.next(error);
@@ -40,7 +41,7 @@ std::optional<redis::Reply> first_reply(std::string_view bytes) {
 
 TEST(ReplyDecoder, RepliesSplitAtEveryByteDecodeWhole) {
   const std::string stream = "*3\r\n$5\r\nhello\r\n:42\r\n*1\r\n+OK\r\n-ERR no\r\n$-1\r\n";
-  redis::ReplyDecoder decoder;
+  redis::detail::ReplyDecoder decoder;
   leasehold::Error error;
   int replies = 0;
   for (const char c : stream) {
@@ -97,7 +98,7 @@ TEST(ReplyDecoder, NestedRepliesKeepEveryTypeAndPlace) {
 // (the sanitizer build checks for leaks).
 TEST(ReplyDecoder, APartialTreeIsFreedOnErrorAndWithTheDecoder) {
   EXPECT_TRUE(error_after("*3\r\n*2\r\n$5\r\nhello\r\n?bad\r\n"));
-  redis::ReplyDecoder decoder;
+  redis::detail::ReplyDecoder decoder;
   const std::string_view half = "*2\r\n*2\r\n:1\r\n";
   ASSERT_FALSE(decoder.feed(half.data(), half.size()));
   leasehold::Error error;
@@ -124,11 +125,11 @@ TEST(ReplyDecoder, Resp3TypesDecodeToTheNearestRespTwoShape) {
 #endif
 
 TEST(ReplyDecoder, AnArrayAtTheElementLimitIsAccepted) {
-  std::string stream = "*" + std::to_string(redis::ReplyDecoder::max_array_elements) + "\r\n";
-  for (int i = 0; i < redis::ReplyDecoder::max_array_elements; ++i) stream += ":1\r\n";
+  std::string stream = "*" + std::to_string(redis::detail::ReplyDecoder::max_array_elements) + "\r\n";
+  for (int i = 0; i < redis::detail::ReplyDecoder::max_array_elements; ++i) stream += ":1\r\n";
   const auto reply = first_reply(stream);
   ASSERT_TRUE(reply && reply->is_array());
-  EXPECT_EQ(reply->elements.size(), static_cast<std::size_t>(redis::ReplyDecoder::max_array_elements));
+  EXPECT_EQ(reply->elements.size(), static_cast<std::size_t>(redis::detail::ReplyDecoder::max_array_elements));
 }
 
 namespace {
@@ -194,7 +195,7 @@ TEST(ReplyDecoder, OtherReaderErrorsKeepHiredisText) {
 }
 
 TEST(ReplyDecoder, ErrorsAreSticky) {
-  redis::ReplyDecoder decoder;
+  redis::detail::ReplyDecoder decoder;
   const std::string_view bad = "?what\r\n";
   ASSERT_FALSE(decoder.feed(bad.data(), bad.size()));
   leasehold::Error error;

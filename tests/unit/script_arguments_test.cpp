@@ -4,6 +4,7 @@
 #include <leasehold/redis/codec.hpp>
 #include <leasehold/redis/script.hpp>
 #include <leasehold/redis/script_arguments.hpp>
+#include <leasehold/impl/protocol/script_batch.hpp>
 
 #include <gtest/gtest.h>
 
@@ -92,7 +93,7 @@ TEST(ScriptArguments, KeysOfSeveralCallsEncodeAsTheWholeBatchCommand) {
   const redis::ScriptArguments first(first_keys, own_args, &shared);
   const redis::ScriptArguments second(second_keys, {});
   const std::array<const redis::ScriptArguments*, 2> parts{&first, &second};
-  const redis::ScriptArguments batch = redis::ScriptArguments::keys_of(parts, &shared);
+  const redis::ScriptArguments batch = redis::detail::ScriptBatch::keys_of(parts, &shared);
   std::string out;
   batch.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "5", first_keys[0], first_keys[1], second_keys[0], second_keys[1],
@@ -103,13 +104,13 @@ TEST(ScriptArguments, KeysOfSeveralCallsEncodeAsTheWholeBatchCommand) {
 
   // A batch is a part like any other: its keys end where its own ARGV begins.
   const std::array<const redis::ScriptArguments*, 2> again{&batch, &first};
-  const redis::ScriptArguments nested = redis::ScriptArguments::keys_of(again, nullptr);
+  const redis::ScriptArguments nested = redis::detail::ScriptBatch::keys_of(again, nullptr);
   out.clear();
   nested.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "7", first_keys[0], first_keys[1], second_keys[0], second_keys[1],
                         second_keys[2], first_keys[0], first_keys[1]}));
 
-  const redis::ScriptArguments none = redis::ScriptArguments::keys_of({}, nullptr);
+  const redis::ScriptArguments none = redis::detail::ScriptBatch::keys_of({}, nullptr);
   out.clear();
   none.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0"}));
@@ -124,7 +125,7 @@ TEST(ScriptArguments, ArgsOfSeveralCallsPutTheSharedArgumentsFirstAndNoKeys) {
   const redis::ScriptArguments first(first_keys, {}, &shared);
   const redis::ScriptArguments second(second_keys, {});
   const std::array<const redis::ScriptArguments*, 2> parts{&first, &second};
-  const redis::ScriptArguments batch = redis::ScriptArguments::args_of(parts, shared);
+  const redis::ScriptArguments batch = redis::detail::ScriptBatch::args_of(parts, shared);
   std::string out;
   batch.encode_call(out, script, true);
   EXPECT_EQ(out, whole({"EVAL", script.body(), "0", shared_args[0], shared_args[1], first_keys[0], first_keys[1],
@@ -133,16 +134,16 @@ TEST(ScriptArguments, ArgsOfSeveralCallsPutTheSharedArgumentsFirstAndNoKeys) {
 
   // Only each part's first key (the renewal across slots: the script names
   // the rest), and none beyond a part's own count.
-  const redis::ScriptArguments leases = redis::ScriptArguments::args_of(parts, shared, 1);
+  const redis::ScriptArguments leases = redis::detail::ScriptBatch::args_of(parts, shared, 1);
   out.clear();
   leases.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0", shared_args[0], shared_args[1], first_keys[0], second_keys[0]}));
-  const redis::ScriptArguments two = redis::ScriptArguments::args_of(parts, shared, 2);
+  const redis::ScriptArguments two = redis::detail::ScriptBatch::args_of(parts, shared, 2);
   out.clear();
   two.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0", shared_args[0], shared_args[1], first_keys[0], first_keys[1],
                         second_keys[0]}));
-  const redis::ScriptArguments no_keys = redis::ScriptArguments::args_of(parts, shared, 0);
+  const redis::ScriptArguments no_keys = redis::detail::ScriptBatch::args_of(parts, shared, 0);
   out.clear();
   no_keys.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0", shared_args[0], shared_args[1]}));

@@ -42,8 +42,6 @@
 
 namespace leasehold::redis {
 
-namespace asio = boost::asio;
-
 /// What a Client's connection is for: it cannot do both (a subscribed
 /// connection accepts only pub/sub commands).
 enum class Role : std::uint8_t {
@@ -65,9 +63,9 @@ struct ClientStats {
 };
 
 /// The type-erased handler of Client::async_exec (the Client's own plumbing).
-using ExecHandler = asio::any_completion_handler<void(error_code, std::vector<Reply>)>;
+using ExecHandler = boost::asio::any_completion_handler<void(error_code, std::vector<Reply>)>;
 /// The type-erased handler of Client::async_eval (the Client's own plumbing).
-using EvalHandler = asio::any_completion_handler<void(error_code, Reply)>;
+using EvalHandler = boost::asio::any_completion_handler<void(error_code, Reply)>;
 
 namespace detail {
 class ClientImpl;
@@ -80,8 +78,8 @@ struct NoExecutor {};
 // (through type-erased executors: a dozen allocations per reply).
 template <typename Handler>
 bool completes_on_client_executor(const Handler& handler) {
-  return std::is_same_v<typename asio::associated_executor<Handler, NoExecutor>::type, NoExecutor> &&
-         !asio::get_associated_cancellation_slot(handler).is_connected();
+  return std::is_same_v<typename boost::asio::associated_executor<Handler, NoExecutor>::type, NoExecutor> &&
+         !boost::asio::get_associated_cancellation_slot(handler).is_connected();
 }
 }  // namespace detail
 
@@ -92,7 +90,7 @@ bool completes_on_client_executor(const Handler& handler) {
 class Client {
  public:
   /// The type get_executor() returns.
-  using executor_type = asio::any_io_executor;
+  using executor_type = boost::asio::any_io_executor;
   /// Called on the executor each time the connection comes up (error empty)
   /// or goes down (error says why).
   using StateHandler = std::function<void(bool up, const Error& error)>;
@@ -153,7 +151,7 @@ class Client {
   /// supported: a sent command cannot be taken back.
   template <typename CompletionToken>
   auto async_exec(Request request, CompletionToken&& token) {
-    return asio::async_initiate<CompletionToken, void(error_code, std::vector<Reply>)>(
+    return boost::asio::async_initiate<CompletionToken, void(error_code, std::vector<Reply>)>(
         [this](auto handler, Request req) {
           const bool direct = detail::completes_on_client_executor(handler);
           start_exec(std::move(req), ExecHandler(std::move(handler)), direct);
@@ -170,7 +168,7 @@ class Client {
   template <typename CompletionToken>
   auto async_eval(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   CompletionToken&& token) {
-    return asio::async_initiate<CompletionToken, void(error_code, Reply)>(
+    return boost::asio::async_initiate<CompletionToken, void(error_code, Reply)>(
         [this, &script](auto handler, std::vector<std::string> k, std::vector<std::string> a) {
           const bool direct = detail::completes_on_client_executor(handler);
           start_eval(script, std::move(k), std::move(a), EvalHandler(std::move(handler)), direct);
@@ -182,7 +180,7 @@ class Client {
   /// many times); `arguments` must outlive the operation too.
   template <typename CompletionToken>
   auto async_eval(const Script& script, const ScriptArguments& arguments, CompletionToken&& token) {
-    return asio::async_initiate<CompletionToken, void(error_code, Reply)>(
+    return boost::asio::async_initiate<CompletionToken, void(error_code, Reply)>(
         [this, &script, &arguments](auto handler) {
           const bool direct = detail::completes_on_client_executor(handler);
           start_eval(script, arguments, EvalHandler(std::move(handler)), direct);

@@ -1,15 +1,12 @@
 #pragma once
-// RESP encoding and decoding. hiredis is used as a codec only:
-// redisFormatCommandArgv encodes, the redisReader API decodes. Its types stay
-// out of this header.
+// RESP encoding: the commands a Request carries. (Decoding is internal:
+// impl/protocol/reply_decoder.hpp.)
 
 #include <leasehold/error.hpp>
 #include <leasehold/redis/reply.hpp>
 
 #include <cstddef>
 #include <initializer_list>
-#include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,44 +46,6 @@ class Request {
  private:
   std::string payload_;
   std::size_t commands_ = 0;
-};
-
-/// Incremental RESP2 decoder over hiredis's redisReader, which builds each
-/// Reply through leasehold's own functions.
-///
-/// An array's element table grows as its elements arrive, so a bad or
-/// hostile "*<huge>" header costs no more memory than a small one until
-/// its elements come. Headers above max_array_elements are a protocol error.
-class ReplyDecoder {
- public:
-  /// Far above any reply leasehold asks for (SCAN pages of ~1000 keys).
-  static constexpr int max_array_elements = 1 << 20;
-
-  ReplyDecoder();
-  ~ReplyDecoder();
-  /// Takes over the other decoder's buffered bytes and state.
-  ReplyDecoder(ReplyDecoder&&) noexcept;
-  /// Takes over the other decoder's buffered bytes and state.
-  ReplyDecoder& operator=(ReplyDecoder&&) noexcept;
-  ReplyDecoder(const ReplyDecoder&) = delete;
-  ReplyDecoder& operator=(const ReplyDecoder&) = delete;
-
-  /// Buffers received bytes. Fails with protocol_error once the stream is bad.
-  Error feed(const char* data, std::size_t size);
-
-  /// The next complete reply, std::nullopt when more bytes are needed.
-  /// A protocol error is sticky: the connection must be closed.
-  std::optional<Reply> next(Error& error);
-
- private:
-  Error reader_error() const;
-
-  // Heap-allocated so that hiredis's callbacks can point at it across moves.
-  struct State;
-  struct Deleter {
-    void operator()(State* state) const noexcept;
-  };
-  std::unique_ptr<State, Deleter> state_;
 };
 
 }  // namespace leasehold::redis

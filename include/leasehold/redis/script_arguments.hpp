@@ -14,6 +14,9 @@ namespace leasehold::redis {
 
 class Script;
 class ScriptArguments;
+namespace detail {
+struct ScriptBatch;
+}
 
 /// Trailing arguments (ARGV) shared by many ScriptArguments, encoded once:
 /// the elector's groups all campaign with one instance id, ttl and
@@ -43,28 +46,14 @@ class ScriptArguments {
   /// no such key).
   std::string_view key(std::size_t index) const;
 
-  /// One call's arguments made of several calls' keys: KEYS are each part's
-  /// keys in turn (their own ARGV is dropped), ARGV is `shared`. For a
-  /// script that repeats one script's work for each part (the elector's
-  /// batched renewal). Copies the parts' encodings: nothing is formatted.
-  static ScriptArguments keys_of(std::span<const ScriptArguments* const> parts, const SharedArguments* shared);
-  /// The same with no KEYS: ARGV is `shared`'s arguments (copied), then each
-  /// part's keys in turn. For a script that reaches keys of several slots
-  /// held by one cluster node, which it may not declare (a script's KEYS
-  /// must share a slot; undeclared keys need the allow-cross-slot-keys flag).
-  /// `keys_each`: only each part's first keys, at most that many (a script
-  /// that derives the other keys' names from the first sends less).
-  static ScriptArguments args_of(std::span<const ScriptArguments* const> parts, const SharedArguments& shared,
-                                 std::size_t keys_each = all_keys);
-
-  /// keys_each of args_of(): every key of each part.
-  static constexpr std::size_t all_keys = SIZE_MAX;
 
   /// Appends the whole call to `out`: EVALSHA with the script's SHA1, or
   /// (`by_body`) EVAL with its body, which also reloads it after NOSCRIPT.
   void encode_call(std::string& out, const Script& script, bool by_body) const;
 
  private:
+  friend struct detail::ScriptBatch;
+  static constexpr std::size_t all_keys = SIZE_MAX;
   ScriptArguments() = default;
   static ScriptArguments joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
                                 bool as_keys, std::size_t keys_each);

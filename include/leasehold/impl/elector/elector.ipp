@@ -389,7 +389,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
       return complete_later(strand_, std::move(handler), make_error_code(errc::stopped), Term{});
     }
     if (g.in_term && g.flag->leading(Clock::now())) {
-      return complete_later(strand_, std::move(handler), error_code{}, Term(term_of(g)));
+      return complete_later(strand_, std::move(handler), error_code{}, Term(Internal{}, term_of(g)));
     }
     g.waiting().acquire.emplace_back(id, std::move(handler));
     core_.begin(g, Clock::now());
@@ -451,7 +451,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
 
   void term_began(GroupState& g) override {
     for (auto& [id, h] : g.take_acquire_waiters()) {
-      complete_later(strand_, std::move(h), error_code{}, Term(term_of(g)));
+      complete_later(strand_, std::move(h), error_code{}, Term(Internal{}, term_of(g)));
     }
     emit(&Callbacks::elected, ElectedEvent{std::string(g.name), g.machine.token(), g.machine.term_started()});
   }
@@ -651,7 +651,7 @@ bool Elector::is_leader(std::string_view group) const noexcept { return impl_->i
 
 Group Elector::group(std::string_view name) {
   auto& g = impl_->register_group(name);
-  return Group(std::string(g.name), g.flag);
+  return Group(detail::Internal{}, std::string(g.name), g.flag);
 }
 
 void Elector::on_elected(ElectedHandler h) {

@@ -1,4 +1,5 @@
 #include <leasehold/redis/codec.hpp>
+#include <leasehold/impl/protocol/reply_decoder.hpp>
 
 #include <hiredis/hiredis.h>
 
@@ -28,7 +29,7 @@ using ElementCount = int;
 // allocation per array instead of a redisReply per element, and no second
 // pass to copy the tree. They run inside C code: an exception must not
 // leave them (nullptr tells hiredis the allocation failed).
-struct ReplyDecoder::State {
+struct detail::ReplyDecoder::State {
   redisReader* reader = nullptr;
   redisReplyObjectFunctions functions{};
   // The element count of a rejected array header, -1 while none was.
@@ -94,7 +95,7 @@ struct ReplyDecoder::State {
   static void free_reply(void* reply) noexcept { delete static_cast<Reply*>(reply); }  // hiredis frees roots only
 };
 
-Error ReplyDecoder::reader_error() const {
+Error detail::ReplyDecoder::reader_error() const {
   // hiredis reports both a count below -1 and one above its bound (our limit
   // on 1.x, INT_MAX on 0.14 before our own check runs) with this text, and
   // on 1.x it has already dropped the header, so the count itself is lost.
@@ -144,12 +145,12 @@ void encode_command(std::string& out, std::span<const std::string_view> args) {
   redisFreeSdsCommand(encoded);
 }
 
-void ReplyDecoder::Deleter::operator()(State* state) const noexcept {
+void detail::ReplyDecoder::Deleter::operator()(State* state) const noexcept {
   if (state->reader != nullptr) redisReaderFree(state->reader);
   delete state;
 }
 
-ReplyDecoder::ReplyDecoder() : state_(new State) {
+detail::ReplyDecoder::ReplyDecoder() : state_(new State) {
   auto& fn = state_->functions;
   fn.createString = &State::create_string;
   fn.createArray = &State::create_array;
@@ -171,17 +172,17 @@ ReplyDecoder::ReplyDecoder() : state_(new State) {
   r->maxbuf = 64 * 1024;
 }
 
-ReplyDecoder::~ReplyDecoder() = default;
-ReplyDecoder::ReplyDecoder(ReplyDecoder&&) noexcept = default;
-ReplyDecoder& ReplyDecoder::operator=(ReplyDecoder&&) noexcept = default;
+detail::ReplyDecoder::~ReplyDecoder() = default;
+detail::ReplyDecoder::ReplyDecoder(ReplyDecoder&&) noexcept = default;
+detail::ReplyDecoder& detail::ReplyDecoder::operator=(ReplyDecoder&&) noexcept = default;
 
-Error ReplyDecoder::feed(const char* data, std::size_t size) {
+Error detail::ReplyDecoder::feed(const char* data, std::size_t size) {
   auto* r = state_->reader;
   if (r->err != 0 || redisReaderFeed(r, data, size) != REDIS_OK) return reader_error();
   return {};
 }
 
-std::optional<Reply> ReplyDecoder::next(Error& error) {
+std::optional<Reply> detail::ReplyDecoder::next(Error& error) {
   auto* r = state_->reader;
   void* raw = nullptr;
   if (r->err != 0 || redisReaderGetReply(r, &raw) != REDIS_OK) {

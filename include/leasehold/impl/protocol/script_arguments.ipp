@@ -81,16 +81,6 @@ std::string_view ScriptArguments::key(std::size_t index) const {
   return bulk_at(keys, skip_bulks(keys, 0, index)).first;
 }
 
-ScriptArguments ScriptArguments::keys_of(std::span<const ScriptArguments* const> parts,
-                                         const SharedArguments* shared) {
-  return joined(parts, shared, true, all_keys);
-}
-
-ScriptArguments ScriptArguments::args_of(std::span<const ScriptArguments* const> parts,
-                                         const SharedArguments& shared, std::size_t keys_each) {
-  return joined(parts, &shared, false, keys_each);
-}
-
 // numkeys, then the parts' keys as KEYS with `shared` after them, or no KEYS
 // and `shared` copied ahead of the parts' keys.
 ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,

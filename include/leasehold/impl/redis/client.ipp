@@ -7,6 +7,7 @@
 #include <leasehold/config.hpp>
 
 #include <leasehold/impl/base/complete.hpp>
+#include <leasehold/impl/protocol/reply_decoder.hpp>
 #include <leasehold/impl/redis/multiplexer.hpp>
 #include <leasehold/impl/redis/reconnect.hpp>
 #include <leasehold/impl/redis/sentinel_resolver.hpp>

@@ -22,6 +22,8 @@
 
 namespace leasehold::redis::detail {
 
+namespace asio = boost::asio;
+
 // One EVALSHA (or, after NOSCRIPT, EVAL) on its way.
 struct ScriptCall {
   EvalHandler handler;

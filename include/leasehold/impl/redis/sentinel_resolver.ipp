@@ -4,6 +4,7 @@
 
 #include <leasehold/config.hpp>
 #include <leasehold/redis/codec.hpp>
+#include <leasehold/impl/protocol/reply_decoder.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/buffer.hpp>

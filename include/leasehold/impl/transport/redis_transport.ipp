@@ -2,6 +2,7 @@
 
 #include <leasehold/impl/core/group_state.hpp>
 #include <leasehold/impl/lease/lease_scripts.hpp>
+#include <leasehold/impl/protocol/script_batch.hpp>
 #include <leasehold/impl/redis/replica_wait.hpp>
 #include <leasehold/impl/protocol/slot_sort.hpp>
 #include <leasehold/impl/cluster/redirect.hpp>
@@ -211,8 +212,8 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
   // Across slots only the lease keys go: the script names the rest.
-  batch->arguments.emplace(across_slots ? redis::ScriptArguments::args_of(batch_parts_, renew_argv_, 1)
-                                        : redis::ScriptArguments::keys_of(batch_parts_, &renew_argv_));
+  batch->arguments.emplace(across_slots ? redis::detail::ScriptBatch::args_of(batch_parts_, renew_argv_, 1)
+                                        : redis::detail::ScriptBatch::keys_of(batch_parts_, &renew_argv_));
   commands_.eval(across_slots ? renew_node_script() : renew_batch_script(), *batch->arguments,
                  batch->renewals.front().slot,
                  [this, owner = owner_.lock(), batch, across_slots](error_code ec, redis::Reply reply,

@@ -162,7 +162,7 @@ Schedule start_schedule(Elector& elector, std::string_view group, std::unique_pt
                      log(LogLevel::error, fmt::format("leasehold: schedule \"{}\" ended by an exception", state->name));
                    }
                  }));
-  return Schedule(std::move(state));
+  return Schedule(detail::Internal{}, std::move(state));
 }
 
 }  // namespace leasehold::detail
