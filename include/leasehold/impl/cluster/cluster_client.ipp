@@ -2,6 +2,7 @@
 
 #include <leasehold/impl/cluster/redirect.hpp>
 #include <leasehold/impl/cluster/slot_map_replies.hpp>
+#include <leasehold/impl/base/validated.hpp>
 
 #include <boost/asio/post.hpp>
 
@@ -50,9 +51,8 @@ struct ClusterClient::Call {
 
 namespace {
 
-RedisOptions validated(RedisOptions options) {
+RedisOptions with_seeds(RedisOptions options) {
   if (!options.cluster) throw std::invalid_argument("RedisOptions.cluster: not set (a ClusterClient needs seed nodes)");
-  options.validate();
   return options;
 }
 
@@ -84,7 +84,7 @@ const redis::Reply* cluster_error_in(const std::vector<redis::Reply>& replies) {
 
 ClusterClient::ClusterClient(asio::any_io_executor executor, RedisOptions options)
     : executor_(std::move(executor)),
-      options_(validated(std::move(options))),
+      options_(leasehold::detail::validated(with_seeds(std::move(options)))),
       refresh_timer_(executor_),
       ready_timer_(executor_) {}
 

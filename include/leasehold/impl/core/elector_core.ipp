@@ -3,6 +3,7 @@
 #include <leasehold/impl/lease/lease_replies.hpp>
 #include <leasehold/impl/base/prefetch.hpp>
 #include <leasehold/impl/base/quoted.hpp>
+#include <leasehold/impl/base/validated.hpp>
 
 #include <leasehold/log.hpp>
 
@@ -15,11 +16,6 @@
 
 namespace leasehold::detail {
 namespace {
-
-ElectorOptions validated(ElectorOptions o) {
-  o.validate();
-  return o;
-}
 
 // Connection-level failures are reported once, by the connection's state
 // handler, not again for every group whose command they failed.
