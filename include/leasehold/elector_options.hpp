@@ -97,9 +97,10 @@ struct ElectorOptions {
   /// Confirm mode (replicated Redis): every acquisition and renewal is
   /// followed, on the same connection, by WAIT confirm_replicas
   /// confirm_timeout, and counts only when at least that many replicas
-  /// acknowledged it. An acquisition that falls short is released again
-  /// and reported (errc::not_confirmed); a renewal that falls short does not
-  /// extend the lease. With every replica that can be promoted, a failover
+  /// acknowledged it. An acquisition that falls short is kept but not led
+  /// on, reported (errc::not_confirmed) and renewed every retry_interval
+  /// until a renewal is acknowledged, which starts the term; a renewal that
+  /// falls short does not extend the lease. With every replica that can be promoted, a failover
   /// can neither lose a lease nor let a stale master extend one. 0: off.
   int confirm_replicas = 0;
   /// How long WAIT waits for the replicas. Greater than 0 and shorter than

@@ -69,7 +69,8 @@ struct AcquireReply {
   std::int64_t pttl_ms = 0; ///< the holder's remaining TTL; -1: key without TTL
   std::int64_t token = 0;   ///< fencing token of the term (when acquired)
   /// Confirm mode: false when fewer replicas than required acknowledged the
-  /// acquisition in time. Such a lease does not count: it is released again.
+  /// acquisition in time. Such a lease does not count: it is kept unled and
+  /// renewed until a renewal is acknowledged.
   bool confirmed = true;
   /// Refused because another incarnation of this instance id holds the
   /// lease: that incarnation (a restart's predecessor, or a duplicate id).
