@@ -62,11 +62,47 @@ return {1, ARGV[1], tonumber(ARGV[2]), token}
 
 // No fencing counter: a new group, or a Redis that lost its data (an empty
 // restart, a promoted replica that never had the group) while a leader may
-// still believe in its lease. An empty holder keeps the key for one ttl.
-constexpr std::string_view empty_restart_guard = R"lua(if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('SET', KEYS[2], 0)
-  redis.call('SET', KEYS[1], '', 'PX', ARGV[2])
-  return {0, '', tonumber(ARGV[2]), 0}
+// still believe in its lease. The data marker (KEYS[5]) tells them apart:
+// it names the server process (run_id) and replication history
+// (master_replid) that wrote it, and when. A restart (from a snapshot too)
+// changes the run_id, a promotion the replid, and a flush deletes the
+// marker, so a marker of the current identity proves that whatever this
+// server lost, it lost before the marker's time; a leader's trust in such a
+// lease ended one ttl after that. Older than one ttl: the group is new, and
+// taken at once. Missing, foreign or younger: an empty holder keeps the key
+// until one ttl past the marker's time. A server that refuses INFO or TIME
+// in scripts gets the plain guard (one ttl), and the reason as a 5th element.
+constexpr std::string_view empty_restart_guard = R"lua(local function unproven_ms(ttl)
+  local server, replication = redis.pcall('INFO', 'server'), redis.pcall('INFO', 'replication')
+  if type(server) ~= 'string' then return nil, 'INFO: ' .. tostring(server.err) end
+  if type(replication) ~= 'string' then return nil, 'INFO: ' .. tostring(replication.err) end
+  local run_id = string.match(server, 'run_id:(%w+)')
+  local replid = string.match(replication, 'master_replid:(%w+)')
+  if not run_id or not replid then return nil, 'INFO names no run_id or master_replid' end
+  local now = string.match(server, 'server_time_usec:(%d+)')
+  if now then
+    now = tonumber(string.sub(now, 1, -4))
+  else
+    local time = redis.pcall('TIME')
+    if time.err then return nil, 'TIME: ' .. time.err end
+    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  local identity = run_id .. ':' .. replid
+  local seen, since = string.match(redis.call('GET', KEYS[5]) or '', '^(%S+) (%d+)$')
+  since = tonumber(since)
+  if seen == identity and since <= now then return math.max(0, since + ttl - now) end
+  redis.call('SET', KEYS[5], identity .. ' ' .. string.format('%d', now))
+  return ttl
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local wait, unproven = unproven_ms(tonumber(ARGV[2]))
+  if wait ~= 0 then
+    wait = wait or tonumber(ARGV[2])
+    redis.call('SET', KEYS[2], 0)
+    redis.call('SET', KEYS[1], '', 'PX', wait)
+    if unproven then return {0, '', wait, 0, unproven} end
+    return {0, '', wait, 0}
+  end
 end
 )lua";
 

@@ -89,7 +89,7 @@ TEST(Acl, DocumentedRuleIsMinimalAndNamesEveryCommandLeaseholdSends) {
   EXPECT_EQ(rule[3], "reset") << "the rule starts from nothing, so it grants only what it lists";
   for (const char* needed : {"~leader:*", "&leader:*:released", "+ping", "+select", "+client|setname",
                              "+script|load", "+evalsha", "+eval", "+psubscribe", "+get", "+pttl",
-                             "+set", "+pexpire", "+incr", "+exists", "+del", "+publish", "+role"}) {
+                             "+set", "+pexpire", "+incr", "+exists", "+del", "+publish", "+role", "+info", "+time"}) {
     EXPECT_NE(std::find(rule.begin(), rule.end(), needed), rule.end()) << needed;
   }
   for (const auto& w : rule) {

@@ -1,7 +1,8 @@
 // The empty-restart guard (ElectorOptions::empty_restart_guard): a group
 // whose fencing counter is missing is held by nobody for one ttl, so that a
 // Redis that lost its data cannot hand a group to a new leader while the old
-// one still trusts its lease.
+// one still trusts its lease; unless the server's data marker proves that
+// this server process has kept its data for one ttl (a new group).
 
 #include "support/elector_fixture.hpp"
 #include "support/fault_proxy.hpp"
@@ -78,6 +79,55 @@ TEST(EmptyRestartGuard, AnEmptyRestartWhileTheLeaderIsCutOffNeverGivesTwoLeaders
   }, 20s));
   EXPECT_FALSE(overlap) << "the standby led while the cut-off leader still trusted its lease";
   EXPECT_EQ(fleet.events(1).elected.front().token, 1) << "Redis lost the counter: tokens start again";
+}
+
+// Once the server's data marker is one ttl old (written by the first
+// group's guard), a new group is elected within a round trip.
+TEST(EmptyRestartGuard, ANewGroupOnAServerThatKeptItsDataIsElectedAtOnce) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = three_second_lease("first");
+  options.ttl = 4000ms;
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(0, "default", 15s)) << "the first group waits out the guard";
+
+  options.instance_id = "second";
+  options.groups = {"reports"};
+  const auto added = std::chrono::steady_clock::now();
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(1, "reports", 15s));
+  EXPECT_LT(std::chrono::steady_clock::now() - added, options.ttl / 2) << "a new group waited for the guard";
+  EXPECT_EQ(fleet.events(1).elected.front().token, 1);
+}
+
+// A restart from a snapshot keeps an old marker but changes the server's
+// run_id: a group begun after the snapshot lost its counter and lease, and
+// still waits out the guard while its cut-off leader trusts its lease.
+TEST(EmptyRestartGuard, ARestartFromASnapshotWhileTheLeaderIsCutOffNeverGivesTwoLeaders) {
+  lh::test::RedisServer server;
+  lh::test::FaultProxy proxy(server.port());
+  Fleet fleet(server);
+  fleet.add(three_second_lease("first"), proxy.options_for(server.options()));
+  ASSERT_TRUE(fleet.wait_leading(0, "default", 15s)) << "the first group waits out the guard";
+  auto admin = server.admin();
+  ASSERT_FALSE(admin.call({"SAVE"}).is_error());
+
+  auto late = three_second_lease("cut-off");
+  late.groups = {"late"};
+  fleet.add(late, proxy.options_for(server.options()));
+  ASSERT_TRUE(fleet.wait_leading(1, "late", 1500ms)) << "the marker is a ttl old: no guard";
+
+  proxy.blackhole();
+  server.restart_from_snapshot();
+  ASSERT_TRUE(server.admin().get("leader:").has_value()) << "the snapshot's marker is back";
+  late.instance_id = "standby";
+  fleet.add(late);
+  bool overlap = false;
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    overlap = overlap || fleet.leaders("late").size() > 1;
+    return fleet.leading_with_event(2, "late");
+  }, 20s));
+  EXPECT_FALSE(overlap) << "the standby led while the cut-off leader still trusted its lease";
 }
 
 // Off, a brand-new group is taken at once (for throwaway test servers).
