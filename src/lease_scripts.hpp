@@ -5,9 +5,9 @@
 // fails loudly.
 //
 // Beside the lease key (value: the holder's instance id) each group has a
-// holder record, a hash {incarnation, priority} naming the process that holds
-// the lease (ids can be duplicated by mistake, incarnations cannot) and its
-// priority, and a bid, a hash {id, incarnation, priority} with a ttl, where a
+// holder record, a hash {incarnation, priority, bid} naming the process that
+// holds the lease (ids can be duplicated by mistake, incarnations cannot),
+// its priority and whether a bid may stand ('1'), and a bid, a hash {id, incarnation, priority} with a ttl, where a
 // standby asks the leader to hand over.
 
 #include <leasehold/key_layout.hpp>
