@@ -22,6 +22,19 @@ lh::ElectorOptions three_second_lease(std::string id) {
   return o;
 }
 
+// Runs until elector `standby` leads `group`; false if it never did, or if
+// it led while another elector still did (the cut-off leader's trust).
+testing::AssertionResult leads_without_overlap(Fleet& fleet, std::size_t standby, std::string_view group) {
+  bool overlap = false;
+  const bool led = run_until(fleet.io, [&] {
+    overlap = overlap || fleet.leaders(group).size() > 1;
+    return fleet.leading_with_event(standby, group);
+  }, 20s);
+  if (!led) return testing::AssertionFailure() << "the standby never led " << group;
+  if (overlap) return testing::AssertionFailure() << "the standby led while the cut-off leader still trusted its lease";
+  return testing::AssertionSuccess();
+}
+
 }  // namespace
 
 TEST(EmptyRestartGuard, ABrandNewGroupIsHeldByNobodyForOneTtlThenElectedWithTokenOne) {
@@ -72,12 +85,7 @@ TEST(EmptyRestartGuard, AnEmptyRestartWhileTheLeaderIsCutOffNeverGivesTwoLeaders
   proxy.blackhole();
   server.restart();
   fleet.add(three_second_lease("standby"));
-  bool overlap = false;
-  ASSERT_TRUE(run_until(fleet.io, [&] {
-    overlap = overlap || fleet.leaders().size() > 1;
-    return fleet.leading_with_event(1);
-  }, 20s));
-  EXPECT_FALSE(overlap) << "the standby led while the cut-off leader still trusted its lease";
+  ASSERT_TRUE(leads_without_overlap(fleet, 1, "default"));
   EXPECT_EQ(fleet.events(1).elected.front().token, 1) << "Redis lost the counter: tokens start again";
 }
 
@@ -122,12 +130,7 @@ TEST(EmptyRestartGuard, ARestartFromASnapshotWhileTheLeaderIsCutOffNeverGivesTwo
   ASSERT_TRUE(server.admin().get("leader:").has_value()) << "the snapshot's marker is back";
   late.instance_id = "standby";
   fleet.add(late);
-  bool overlap = false;
-  ASSERT_TRUE(run_until(fleet.io, [&] {
-    overlap = overlap || fleet.leaders("late").size() > 1;
-    return fleet.leading_with_event(2, "late");
-  }, 20s));
-  EXPECT_FALSE(overlap) << "the standby led while the cut-off leader still trusted its lease";
+  EXPECT_TRUE(leads_without_overlap(fleet, 2, "late"));
 }
 
 // Off, a brand-new group is taken at once (for throwaway test servers).
