@@ -73,7 +73,8 @@ return {1, ARGV[1], tonumber(ARGV[2]), token}
 // lease ended one ttl after that. Older than one ttl: the group is new, and
 // taken at once. Missing, foreign or younger: an empty holder keeps the key
 // until one ttl past the marker's time. A server that refuses INFO or TIME
-// in scripts gets the plain guard (one ttl), and the reason as a 5th element.
+// in scripts (or a marker key of another type) gets the plain guard (one
+// ttl), and the reason as a 5th element.
 constexpr std::string_view empty_restart_guard = R"lua(local function unproven_ms(ttl)
   local server, replication = redis.pcall('INFO', 'server'), redis.pcall('INFO', 'replication')
   if type(server) ~= 'string' then return nil, 'INFO: ' .. tostring(server.err) end
@@ -90,7 +91,9 @@ constexpr std::string_view empty_restart_guard = R"lua(local function unproven_m
     now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
   local identity = run_id .. ':' .. replid
-  local seen, since = string.match(redis.call('GET', KEYS[5]) or '', '^(%S+) (%d+)$')
+  local marker = redis.pcall('GET', KEYS[5])
+  if type(marker) == 'table' and marker.err then return nil, 'the data marker: ' .. marker.err end
+  local seen, since = string.match(marker or '', '^(%S+) (%d+)$')
   since = tonumber(since)
   if seen == identity and since <= now then return math.max(0, since + ttl - now) end
   redis.call('SET', KEYS[5], identity .. ' ' .. string.format('%d', now))

@@ -133,6 +133,17 @@ TEST(EmptyRestartGuard, ARestartFromASnapshotWhileTheLeaderIsCutOffNeverGivesTwo
   EXPECT_TRUE(leads_without_overlap(fleet, 2, "late"));
 }
 
+// Something else in the marker's place: the plain guard, not an error.
+TEST(EmptyRestartGuard, AKeyOfAnotherTypeInTheMarkersPlaceGivesThePlainGuard) {
+  lh::test::RedisServer server;
+  ASSERT_FALSE(server.admin().call({"HSET", "leader:", "not", "a marker"}).is_error());
+  Fleet fleet(server);
+  fleet.add(three_second_lease("first"));
+  ASSERT_TRUE(fleet.wait_leading(0, "default", 15s));
+  EXPECT_TRUE(fleet.events(0).errors.empty());
+  EXPECT_EQ(server.admin().call({"TYPE", "leader:"}).str, "hash") << "left alone";
+}
+
 // Off, a brand-new group is taken at once (for throwaway test servers).
 TEST(EmptyRestartGuard, OffABrandNewGroupIsTakenAtOnce) {
   lh::test::RedisServer server;
