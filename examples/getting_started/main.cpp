@@ -5,8 +5,9 @@
 //
 //   getting_started [redis://127.0.0.1:6379]
 //
-// A brand-new group waits one ttl (5 s) before its first election: the
-// empty-restart guard (docs/configuration.md).
+// On a Redis that has not yet served leasehold for one ttl (5 s), a new
+// group waits that long before its first election: the empty-restart guard
+// (docs/configuration.md).
 
 #include <leasehold/leasehold.hpp>
 

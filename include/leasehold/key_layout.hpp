@@ -54,6 +54,10 @@ class KeyLayout {
   std::string holder_key(std::string_view group) const;
   /// A standby's bid for the lease (hand-over request), kept for one ttl.
   std::string bid_key(std::string_view group) const;
+  /// The data marker the empty-restart guard reads (lease_scripts.hpp): one
+  /// per server (plain: the bare prefix, which no group's key can be) or per
+  /// Cluster slot (hash-tagged: `<prefix>slot:{<tag>}`, in the group's slot).
+  std::string data_marker_key(std::string_view group) const;
 
   /// The PSUBSCRIBE pattern that matches the release channel of every group
   /// under the prefix; glob characters of the prefix match only themselves.
@@ -87,6 +91,7 @@ class KeyLayout {
 
  private:
   std::optional<std::string_view> group_between(std::string_view text, std::string_view suffix) const;
+  std::string slot_shared(std::string own, std::string_view suffix) const;
 
   std::string prefix_;
   Form form_;

@@ -8,6 +8,7 @@
 
 #include "support/cluster_topology.hpp"
 #include "support/elector_fixture.hpp"
+#include "support/log_capture.hpp"
 #include "support/redis_server.hpp"
 #include "support/sentinel_topology.hpp"
 
@@ -99,7 +100,7 @@ TEST(Acl, DocumentedRuleIsMinimalAndNamesEveryCommandLeaseholdSends) {
   EXPECT_EQ(rule[3], "reset") << "the rule starts from nothing, so it grants only what it lists";
   for (const char* needed : {"~leader:*", "&leader:*:released", "+ping", "+select", "+client|setname",
                              "+script|load", "+evalsha", "+eval", "+psubscribe", "+get", "+pttl",
-                             "+set", "+pexpire", "+incr", "+exists", "+del", "+publish", "+role"}) {
+                             "+set", "+pexpire", "+incr", "+exists", "+del", "+publish", "+role", "+info", "+time"}) {
     EXPECT_NE(std::find(rule.begin(), rule.end(), needed), rule.end()) << needed;
   }
   for (const auto& w : rule) {
@@ -267,4 +268,31 @@ TEST(Acl, ClusterDocumentedRuleOnEveryNodeWorksWithShardedNotices) {
   redis.password = placeholder_password;
   Fleet fleet(redis);
   expect_leads_and_hands_over(fleet, fast_options());
+}
+
+// Without +info and +time the guard cannot read its data marker: every new
+// group waits one ttl, as before the marker, and the elector says why once.
+TEST(Acl, WithoutInfoEveryNewGroupWaitsTheGuardAndTheElectorSaysSoOnce) {
+  lh::test::RedisServer server;
+  apply_documented_rule(server);
+  ASSERT_EQ(server.admin().call({"ACL", "SETUSER", user, "-info", "-time"}).str, "OK");
+  lh::test::LogCapture log(lh::LogLevel::info);
+  Fleet fleet(as_leasehold_user(server));
+  auto options = fast_options("first");
+  options.groups = {"reports"};
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(0, "default")) << errors_of(fleet);
+  ASSERT_TRUE(fleet.wait_leading(0, "reports")) << errors_of(fleet);
+
+  // Long after the first groups: a marker would be a ttl old by now.
+  options.instance_id = "second";
+  options.groups = {"late"};
+  fleet.add(options);
+  auto admin = server.admin();
+  ASSERT_TRUE(run_until(fleet.io, [&] { return admin.get("leader:late").has_value(); }));
+  EXPECT_EQ(admin.get("leader:late"), "") << "held by the guard";
+  ASSERT_TRUE(fleet.wait_leading(1, "late")) << errors_of(fleet);
+  EXPECT_EQ(errors_of(fleet), "");
+  EXPECT_EQ(log.count({"cannot tell a new group", "elector first", "INFO: "}), 1U) << log.dump();
+  EXPECT_EQ(log.count({"cannot tell a new group", "elector second"}), 1U) << log.dump();
 }

@@ -93,6 +93,7 @@ TEST(RenewScripts, TheNodeScriptGivenLeaseKeysAnswersAsTheBatchGivenEveryKey) {
       admin.call({"HSET", lease + ":holder", "incarnation", g == "twin" ? "inc-9" : "inc-1"});
     }
     admin.call({"HSET", "leader:{bid}:bid", "id", "you", "incarnation", "inc-2", "priority", "5"});
+    admin.call({"HSET", "leader:{bid}:holder", "bid", "1"});  // raised by a bidder, as the acquire script does
   };
   const std::vector<std::string> args{"me", "5000", "inc-1"};
   std::vector<std::string> keys, leases;

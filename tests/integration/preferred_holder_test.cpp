@@ -149,3 +149,34 @@ TEST(PreferredHolder, TheHandOverWaitsForTheLeadersWorkToWindDown) {
   EXPECT_LE(*work_ended, *newcomer_elected);
   EXPECT_EQ(fleet.events(0).revoked.back().reason, lh::RevokeReason::handed_over);
 }
+
+// Redis's cost per renewal: a renewal reads the bid only while the holder
+// record's flag says one may stand, and lowers the flag once none does.
+TEST(PreferredHolder, ARenewalReadsTheBidOnlyWhileOneMayStand) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = ranked("leader", 0);
+  options.ttl = 2s;
+  options.heartbeat_interval = 200ms;
+  fleet.add(options);
+  ASSERT_TRUE(fleet.wait_leading(0));
+  auto admin = server.admin();
+  const auto calls = [&](std::string_view command) {
+    const std::string info = admin.call({"INFO", "commandstats"}).str;
+    const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+    const auto at = info.find(field);
+    return at == std::string::npos ? 0LL : std::stoll(info.substr(at + field.size()));
+  };
+  ASSERT_FALSE(admin.call({"CONFIG", "RESETSTAT"}).is_error());
+  lh::test::run_for(fleet.io, 1500ms);
+  const long long renewals = calls("pexpire");
+  EXPECT_GE(renewals, 3);
+  EXPECT_EQ(calls("hmget"), renewals) << "one read of the holder record per renewal, no bid read";
+
+  // A flag with no bid behind it (the bid expired): read once, then lowered.
+  ASSERT_FALSE(admin.call({"HSET", "leader:default:holder", "bid", "1"}).is_error());
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    return admin.call({"HGET", "leader:default:holder", "bid"}).str == "0";
+  }, 5s));
+  EXPECT_TRUE(fleet.leading_with_event(0)) << "no leadership change";
+}

@@ -91,9 +91,12 @@ redis::Reply LeaseModel::acquire(const std::string& key, const std::string& toke
     return acquire_reply(false, lease->holder, pttl, 0);
   }
   if (guarded && !counters_.contains(token_key)) {
-    counters_[token_key] = 0;
-    leases_[key] = Lease{"", now + ttl};
-    return acquire_reply(false, "", ttl, 0);
+    if (!marked_at_) marked_at_ = now;
+    if (const Millis wait = *marked_at_ + ttl - now; wait > 0) {
+      counters_[token_key] = 0;
+      leases_[key] = Lease{"", now + wait};
+      return acquire_reply(false, "", wait, 0);
+    }
   }
   const std::int64_t token = ++counters_[token_key];
   leases_[key] = Lease{who.id, now + ttl};

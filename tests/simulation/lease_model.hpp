@@ -3,7 +3,7 @@
 // lease (value + PX expiry), the fencing counter that never expires, the
 // holder record, the bids, and the lease scripts' semantics
 // (lease_scripts.cpp), answering with the replies Redis would send. An empty
-// restart forgets everything.
+// restart forgets everything, the data marker too.
 
 #include <leasehold/redis/reply.hpp>
 
@@ -31,7 +31,8 @@ class LeaseModel {
   };
 
   /// `guarded`: the empty-restart guard's script (a missing counter seats
-  /// an empty holder for one ttl instead of a term).
+  /// an empty holder until one ttl past the data marker's time, the marker
+  /// written now if missing, instead of a term).
   redis::Reply acquire(const std::string& key, const std::string& token_key, const Campaigner& who, Millis ttl,
                        Millis now, bool guarded);
   redis::Reply renew(const std::string& key, const Campaigner& who, Millis ttl, Millis now);
@@ -44,6 +45,7 @@ class LeaseModel {
     counters_.clear();
     records_.clear();
     bids_.clear();
+    marked_at_.reset();
   }
 
  private:
@@ -65,6 +67,7 @@ class LeaseModel {
   std::map<std::string, std::int64_t> counters_;
   std::map<std::string, Campaigner> records_;  // by lease key: who holds (or last held) it
   std::map<std::string, Bid> bids_;            // by lease key
+  std::optional<Millis> marked_at_;            // the data marker's time (one server: one marker)
 };
 
 }  // namespace leasehold::sim

@@ -257,7 +257,7 @@ std::vector<std::string> RedisServer::clock_environment() const {
   return {preload, "LEASEHOLD_CLOCK_SKEW_MS=" + std::to_string(options_.clock_skew.count())};
 }
 
-void RedisServer::start(bool fixed_ports) {
+void RedisServer::start(bool fixed_ports, bool keep_snapshot) {
   const auto rebind_deadline = std::chrono::steady_clock::now() + rebind_timeout;
   for (int attempt = 1;; ++attempt) {
     if (!fixed_ports) {
@@ -276,8 +276,10 @@ void RedisServer::start(bool fixed_ports) {
     }
     // An RDB or AOF left by a manual SAVE would make a restart non-empty.
     std::error_code ec;
-    fs::remove(file("dump.rdb"), ec);
-    fs::remove_all(file("appendonlydir"), ec);
+    if (!keep_snapshot) {
+      fs::remove(file("dump.rdb"), ec);
+      fs::remove_all(file("appendonlydir"), ec);
+    }
     // A sentinel's rewritten config holds its id and what it discovered.
     if (!(fixed_ports && options_.sentinel)) write_config();
 
@@ -429,6 +431,12 @@ void RedisServer::restart() {
   if (dir_.empty()) throw std::logic_error("RedisServer::restart on a moved-from server");
   process_.reset();
   start(/*fixed_ports=*/true);
+}
+
+void RedisServer::restart_from_snapshot() {
+  if (dir_.empty()) throw std::logic_error("RedisServer::restart_from_snapshot on a moved-from server");
+  process_.reset();
+  start(/*fixed_ports=*/true, /*keep_snapshot=*/true);
 }
 
 void RedisServer::restart(std::vector<std::string> extra_config) {

@@ -124,6 +124,10 @@ class RedisServer {
   /// comes back as the replica of another master, say). Not for a sentinel,
   /// which restarts from the config it rewrote: throws std::logic_error.
   void restart(std::vector<std::string> extra_config);
+  /// Like restart() (SIGKILL, so nothing is saved at exit), but the server
+  /// loads the snapshot a SAVE left in its directory: a restart that keeps
+  /// old data and loses the writes made since.
+  void restart_from_snapshot();
   bool running() const;
 
   /// Connection details for an AdminClient on the plain endpoint (TCP
@@ -139,7 +143,7 @@ class RedisServer {
   void write_config() const;
   /// LD_PRELOAD of the steady wall clock, and the skew it applies.
   std::vector<std::string> clock_environment() const;
-  void start(bool fixed_ports);
+  void start(bool fixed_ports, bool keep_snapshot = false);
   // Returns false if the server exited because its port was taken.
   bool wait_ready(std::chrono::milliseconds timeout, std::uintmax_t log_offset);
   void cleanup() noexcept;

@@ -208,6 +208,12 @@ TEST(LeaseReplyListener, RenewAndAcquireShapes) {
       << "a rival is only ever named under our own id";
   EXPECT_FALSE(d::parse_acquire_reply(array({integer(1), string("me"), integer(900), integer(4), string("inc")}),
                                       "me"));
+  // The guard's empty holder says why it had no data marker.
+  const auto unmarked = d::parse_acquire_reply(array({integer(0), string(""), integer(900), integer(0),
+                                                      string("INFO: NOPERM")}), "me");
+  ASSERT_TRUE(unmarked);
+  EXPECT_EQ(unmarked->unmarked, "INFO: NOPERM");
+  EXPECT_TRUE(unmarked->rival.empty());
 
   // Found by the reply fuzzer: an enormous PTTL overflowed the instants the
   // machine computes from it. It reads as a year.

@@ -125,3 +125,25 @@ TEST(KeyLayout, AnEmptyHashTagInAClusterPrefixIsRefusedNamingTheField) {
     EXPECT_NO_THROW(validate_key_prefix(KeyLayout(prefix, KeyLayout::Form::hash_tagged))) << prefix;
   }
 }
+
+// The empty-restart guard's data marker: one per server (the bare prefix,
+// no group's key), one per slot in the hash-tagged form (in the group's
+// slot, no group's key either).
+TEST(KeyLayout, TheDataMarkerIsOnePerServerOrPerSlotAndNoGroupsKey) {
+  const KeyLayout plain("leader:");
+  EXPECT_EQ(plain.data_marker_key("reports"), "leader:");
+  EXPECT_EQ(plain.data_marker_key("other"), "leader:");
+  EXPECT_FALSE(plain.group_of_key(plain.data_marker_key("reports")).has_value());
+
+  const KeyLayout tagged("leader:", KeyLayout::Form::hash_tagged);
+  for (int i = 0; i < 200; ++i) {
+    const std::string group = "g" + std::to_string(i);
+    const std::string marker = tagged.data_marker_key(group);
+    EXPECT_EQ(key_slot(marker), key_slot(tagged.lease_key(group))) << group;
+    EXPECT_TRUE(marker.starts_with("leader:slot:{") && marker.ends_with("}")) << marker;
+    EXPECT_FALSE(tagged.group_of_key(marker).has_value()) << marker;
+  }
+  // A prefix whose braces decide the slot: every key is in that slot.
+  const KeyLayout braced("{app}:leader:", KeyLayout::Form::hash_tagged);
+  EXPECT_EQ(key_slot(braced.data_marker_key("reports")), key_slot(braced.lease_key("reports")));
+}

@@ -142,7 +142,8 @@ class ElectorCore final : public LeaseReplyListener, private CommandSink {
             TimePoint now);
   void recovered(GroupState& g, std::string_view what);
   /// Logs (at most once per ttl) that groups wait out the empty-restart guard.
-  void report_guard(const GroupState& g, std::int64_t remaining_ms, TimePoint now);
+  /// `unmarked`: why the guard could not read its data marker (logged once).
+  void report_guard(const GroupState& g, std::int64_t remaining_ms, std::string_view unmarked, TimePoint now);
   void maybe_finish_stop(TimePoint now);
   /// Applies a step-down or stop (`end`, given whether to drain): a leader
   /// drains when drain_timeout allows, and releases at once if nothing runs.
@@ -174,6 +175,7 @@ class ElectorCore final : public LeaseReplyListener, private CommandSink {
   bool finished_ = false;           // finish_stop() ran
   bool renewing_slot_ = false;      // renew_slot_groups() is under way
   std::optional<TimePoint> guard_logged_at_;  // the last "empty-restart guard" log line
+  bool unmarked_logged_ = false;              // "the guard has no data marker" was logged
   // Hash-tagged layout only: the begun groups by release channel (one per
   // slot), and whether that channel's subscription is confirmed.
   struct ChannelGroups {

@@ -332,17 +332,28 @@ void ElectorCore::on_acquire_result(GroupState& g, std::uint64_t seq, error_code
     // confirmed acquisition ends a shortfall (else it is reported per retry).
     recovered(g, "acquire");
   }
-  if (!parsed->acquired && parsed->holder.empty()) report_guard(g, parsed->pttl_ms, now);
+  if (!parsed->acquired && parsed->holder.empty()) report_guard(g, parsed->pttl_ms, parsed->unmarked, now);
   apply(g, g.machine.on_acquire_reply(now, seq, *parsed), now);
 }
 
-// A new deployment sees this once per group; a Redis that lost its data
-// shows up here too, which an operator wants to know: one line per ttl.
-void ElectorCore::report_guard(const GroupState& g, std::int64_t remaining_ms, TimePoint now) {
+// A new deployment on a new server sees this once per group; a Redis that
+// lost its data shows up here too, which an operator wants to know: one
+// line per ttl. A server without the data marker makes every new group
+// wait: said once, with its reason.
+void ElectorCore::report_guard(const GroupState& g, std::int64_t remaining_ms, std::string_view unmarked,
+                               TimePoint now) {
+  if (!unmarked.empty() && !unmarked_logged_) {
+    unmarked_logged_ = true;
+    log(LogLevel::warning,
+        fmt::format("elector {}: the empty-restart guard cannot tell a new group from lost data on this server "
+                    "({}): every new group waits one ttl before its first election (grant +info and +time)",
+                    id_, unmarked));
+  }
   if (guard_logged_at_ && now - *guard_logged_at_ < options_.ttl) return;
   guard_logged_at_ = now;
   log(LogLevel::info, fmt::format("elector {}: group \"{}\" waits out the empty-restart guard ({} ms left): its "
-                                  "fencing counter was missing (a new group, or Redis lost its data)",
+                                  "fencing counter was missing and this server has not proven for one ttl that "
+                                  "it kept its data (a new server, a restart, a promotion or a flush)",
                                   id_, g.name, remaining_ms));
 }
 

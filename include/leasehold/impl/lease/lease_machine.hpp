@@ -75,6 +75,9 @@ struct AcquireReply {
   /// Refused because another incarnation of this instance id holds the
   /// lease: that incarnation (a restart's predecessor, or a duplicate id).
   std::string rival{};
+  /// Held by the empty-restart guard without its data marker: why (the
+  /// server refused INFO or TIME in scripts).
+  std::string unmarked{};
 };
 
 /// A standby's request to be handed the lease (lease_scripts.hpp: the bid).

@@ -20,9 +20,16 @@ std::optional<AcquireReply> parse_acquire_reply(const redis::Reply& reply, std::
   AcquireReply parsed{e[0].integer == 1, e[1].str, std::min(e[2].integer, max_pttl_ms), e[3].integer};
   if (parsed.acquired && parsed.holder != instance_id) return std::nullopt;
   if (e.size() == 5) {
-    // Only a refusal under our own id names a rival incarnation.
-    if (parsed.acquired || parsed.holder != instance_id || !e[4].is_string() || e[4].str.empty()) return std::nullopt;
-    parsed.rival = e[4].str;
+    // Only a refusal under our own id names a rival incarnation; only the
+    // guard's empty holder, why it has no data marker.
+    if (parsed.acquired || !e[4].is_string() || e[4].str.empty()) return std::nullopt;
+    if (parsed.holder.empty()) {
+      parsed.unmarked = e[4].str;
+    } else if (parsed.holder == instance_id) {
+      parsed.rival = e[4].str;
+    } else {
+      return std::nullopt;
+    }
   }
   return parsed;
 }

@@ -5,9 +5,9 @@
 // fails loudly.
 //
 // Beside the lease key (value: the holder's instance id) each group has a
-// holder record, a hash {incarnation, priority} naming the process that holds
-// the lease (ids can be duplicated by mistake, incarnations cannot) and its
-// priority, and a bid, a hash {id, incarnation, priority} with a ttl, where a
+// holder record, a hash {incarnation, priority, bid} naming the process that
+// holds the lease (ids can be duplicated by mistake, incarnations cannot),
+// its priority and whether a bid may stand ('1'), and a bid, a hash {id, incarnation, priority} with a ttl, where a
 // standby asks the leader to hand over.
 
 #include <leasehold/key_layout.hpp>
@@ -33,12 +33,17 @@ namespace leasehold::detail {
 /// for a process's first attempt only).
 const redis::Script& acquire_script(bool take_over = false);
 
-/// acquire_script() with the empty-restart guard: when the group has no
-/// fencing counter (a new group, or a Redis that lost its data), it creates
-/// the counter at 0, seats an empty holder ("") with the ttl and answers
-/// {0, "", ttl, 0}: nobody can take the group until that ttl has passed,
-/// so a leader that still believes in a lease from before the data loss
-/// sees its deadline pass first.
+/// acquire_script() with the empty-restart guard. KEYS: as acquire_script(),
+/// then the data marker (KeyLayout::data_marker_key). When the group has
+/// no fencing counter (a new group, or a Redis that lost its data) and the
+/// marker does not prove that this server (its run_id and replication id)
+/// has kept its data for at least one ttl, it creates the counter at 0,
+/// seats an empty holder ("") until one ttl past the marker's time (writing
+/// the marker now if it was missing or another server's) and answers {0,
+/// "", that wait, 0}: nobody can take the group until then, so a leader
+/// that still believes in a lease from before the data loss sees its
+/// deadline pass first. Where INFO or TIME is refused in scripts, the wait
+/// is one ttl and the answer has a 5th element saying why.
 const redis::Script& guarded_acquire_script(bool take_over = false);
 
 /// KEYS and ARGV as acquire_script(). Returns 1 when extended, {1, bidder

@@ -12,7 +12,8 @@ namespace {
 // Shared by the acquire scripts: a standby leaves a bid (its id, incarnation
 // and priority, for one ttl) when it outranks the holder, or when the holder
 // is another incarnation of its own id, so that the leader hears of it at
-// its next renewal. A higher bid replaces a lower one; a bid never blocks a
+// its next renewal. A flag in the holder record (which the renewal reads
+// anyway) says that a bid may stand: renewals read the bid only then. A higher bid replaces a lower one; a bid never blocks a
 // refusal (pcall: under maxmemory OOM there is simply no bid).
 constexpr std::string_view bid_function = R"lua(local function bid(holder_priority, rival)
   local current = redis.call('HMGET', KEYS[4], 'incarnation', 'priority')
@@ -21,6 +22,7 @@ constexpr std::string_view bid_function = R"lua(local function bid(holder_priori
   if current[1] and current[1] ~= ARGV[3] and mine <= (tonumber(current[2]) or 0) then return end
   redis.pcall('HSET', KEYS[4], 'id', ARGV[1], 'incarnation', ARGV[3], 'priority', ARGV[4])
   redis.pcall('PEXPIRE', KEYS[4], ARGV[2])
+  redis.pcall('HSET', KEYS[3], 'bid', 1)
 end
 local function own_bid_answered()
   if redis.call('HGET', KEYS[4], 'incarnation') == ARGV[3] then redis.call('DEL', KEYS[4]) end
@@ -62,11 +64,50 @@ return {1, ARGV[1], tonumber(ARGV[2]), token}
 
 // No fencing counter: a new group, or a Redis that lost its data (an empty
 // restart, a promoted replica that never had the group) while a leader may
-// still believe in its lease. An empty holder keeps the key for one ttl.
-constexpr std::string_view empty_restart_guard = R"lua(if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('SET', KEYS[2], 0)
-  redis.call('SET', KEYS[1], '', 'PX', ARGV[2])
-  return {0, '', tonumber(ARGV[2]), 0}
+// still believe in its lease. The data marker (KEYS[5]) tells them apart:
+// it names the server process (run_id) and replication history
+// (master_replid) that wrote it, and when. A restart (from a snapshot too)
+// changes the run_id, a promotion the replid, and a flush deletes the
+// marker, so a marker of the current identity proves that whatever this
+// server lost, it lost before the marker's time; a leader's trust in such a
+// lease ended one ttl after that. Older than one ttl: the group is new, and
+// taken at once. Missing, foreign or younger: an empty holder keeps the key
+// until one ttl past the marker's time. A server that refuses INFO or TIME
+// in scripts (or a marker key of another type) gets the plain guard (one
+// ttl), and the reason as a 5th element.
+constexpr std::string_view empty_restart_guard = R"lua(local function unproven_ms(ttl)
+  local server, replication = redis.pcall('INFO', 'server'), redis.pcall('INFO', 'replication')
+  if type(server) ~= 'string' then return nil, 'INFO: ' .. tostring(server.err) end
+  if type(replication) ~= 'string' then return nil, 'INFO: ' .. tostring(replication.err) end
+  local run_id = string.match(server, 'run_id:(%w+)')
+  local replid = string.match(replication, 'master_replid:(%w+)')
+  if not run_id or not replid then return nil, 'INFO names no run_id or master_replid' end
+  local now = string.match(server, 'server_time_usec:(%d+)')
+  if now then
+    now = tonumber(string.sub(now, 1, -4))
+  else
+    local time = redis.pcall('TIME')
+    if time.err then return nil, 'TIME: ' .. time.err end
+    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  local identity = run_id .. ':' .. replid
+  local marker = redis.pcall('GET', KEYS[5])
+  if type(marker) == 'table' and marker.err then return nil, 'the data marker: ' .. marker.err end
+  local seen, since = string.match(marker or '', '^(%S+) (%d+)$')
+  since = tonumber(since)
+  if seen == identity and since <= now then return math.max(0, since + ttl - now) end
+  redis.call('SET', KEYS[5], identity .. ' ' .. string.format('%d', now))
+  return ttl
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local wait, unproven = unproven_ms(tonumber(ARGV[2]))
+  if wait ~= 0 then
+    wait = wait or tonumber(ARGV[2])
+    redis.call('SET', KEYS[2], 0)
+    redis.call('SET', KEYS[1], '', 'PX', wait)
+    if unproven then return {0, '', wait, 0, unproven} end
+    return {0, '', wait, 0}
+  end
 end
 )lua";
 
@@ -101,13 +142,20 @@ const redis::Script& guarded_acquire_script(bool take_over) {
 namespace {
 
 // One group's renewal, shared by the single and the batched script.
+// Three calls in the common case (Redis's CPU per renewal): the bid is read
+// only while the holder record's flag says one may stand, and the flag is
+// lowered (HSET, which the ACL rule grants; pcall: never a failed renewal)
+// once the bid has expired or been answered.
 constexpr std::string_view renew_function = R"lua(local function renew(lease, holder, bid)
   if redis.call('GET', lease) ~= ARGV[1] then return 0 end
-  local incarnation = redis.call('HGET', holder, 'incarnation')
-  if incarnation and incarnation ~= ARGV[3] then return {0, incarnation} end
+  local record = redis.call('HMGET', holder, 'incarnation', 'bid')
+  if record[1] and record[1] ~= ARGV[3] then return {0, record[1]} end
   redis.call('PEXPIRE', lease, ARGV[2])
+  if record[2] ~= '1' then return 1 end
   local standing = redis.call('HMGET', bid, 'id', 'incarnation', 'priority')
-  if standing[2] and standing[2] ~= ARGV[3] then
+  if not standing[2] then
+    redis.pcall('HSET', holder, 'bid', 0)
+  elseif standing[2] ~= ARGV[3] then
     return {1, standing[1] or '', standing[2], tonumber(standing[3]) or 0}
   end
   return 1

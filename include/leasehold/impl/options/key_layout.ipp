@@ -35,10 +35,25 @@ std::string KeyLayout::token_key(std::string_view group) const { return lease_ke
 std::string KeyLayout::release_channel(std::string_view group) const {
   std::string own = lease_key(group).append(release_suffix);
   if (form_ == Form::plain) return own;
+  return slot_shared(std::move(own), release_suffix);
+}
+
+// `<prefix>slot:{<tag>}<suffix>` where it hashes to the slot of `own` (a
+// name of the group's), else `own`.
+std::string KeyLayout::slot_shared(std::string own, std::string_view suffix) const {
   const std::uint16_t slot = cluster::detail::key_slot(own);
   std::string shared = prefix_;
-  shared.append("slot:{").append(cluster::detail::slot_tag(slot)).append("}").append(release_suffix);
+  shared.append("slot:{").append(cluster::detail::slot_tag(slot)).append("}").append(suffix);
   return cluster::detail::key_slot(shared) == slot ? shared : own;
+}
+
+// Lease keys start with the prefix and a non-empty name (hash-tagged: with
+// `{` after the prefix), so neither form can be a group's key. Where a
+// prefix with braces of its own moves the shared name to another slot, the
+// group's own `<lease key>:released` (no group's key ends so) serves it alone.
+std::string KeyLayout::data_marker_key(std::string_view group) const {
+  if (form_ == Form::plain) return prefix_;
+  return slot_shared(lease_key(group).append(release_suffix), {});
 }
 
 std::string KeyLayout::tick_record_key(std::string_view group) const {

@@ -78,7 +78,15 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
   switch (command) {
     case Command::acquire: {
       const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
-      return commands_.eval(take_over ? take_over_acquire_ : acquire_, g.lease_arguments, g.slot, std::move(answer));
+      const redis::Script& script = take_over ? take_over_acquire_ : acquire_;
+      if (!settings_.empty_restart_guard) return commands_.eval(script, g.lease_arguments, g.slot, std::move(answer));
+      // The guard's data marker joins the group's keys (acquires only: the
+      // renewals keep their four keys per group).
+      std::vector<std::string> keys;
+      for (std::size_t i = 0; i < renew_batch_keys_per_group; ++i) keys.emplace_back(g.lease_arguments.key(i));
+      keys.push_back(layout_.data_marker_key(g.name));
+      std::vector<std::string> args{id_, ttl_ms_, incarnation_, std::to_string(g.machine.priority())};
+      return commands_.eval(script, std::move(keys), std::move(args), std::move(answer));
     }
     case Command::release: {
       std::vector<std::string> keys{std::string(g.key), layout_.holder_key(g.name)};
