@@ -89,9 +89,11 @@ struct ElectorOptions {
   /// Empty-restart guard: when a group's fencing counter is missing (a new
   /// group, or a Redis that lost its data: restarted without persistence,
   /// flushed, or a promoted replica that never had the group), nobody may
-  /// take the group for one ttl, so that a leader still trusting a lease
-  /// from before the loss sees its deadline pass first. Costs one ttl before
-  /// a brand-new group's first election, once. Turn it off only where no
+  /// take the group for up to one ttl, so that a leader still trusting a
+  /// lease from before the loss sees its deadline pass first. A data marker
+  /// (the server's run_id and replication id, and when it was written) tells
+  /// a new group from a loss: where it proves the server kept its data for
+  /// one ttl, a new group is taken at once. Turn the guard off only where no
   /// live leader can outlast a data loss (a test's throwaway Redis, say).
   bool empty_restart_guard = true;
   /// Confirm mode (replicated Redis): every acquisition and renewal is
