@@ -8,20 +8,19 @@
 
 #include <gtest/gtest.h>
 
+namespace integration_empty_restart_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
-
-namespace {
 
 lh::ElectorOptions three_second_lease(std::string id) {
   auto o = lh::test::fast_options(std::move(id));
   o.ttl = 3000ms;  // the window in which the marker is inspected below
   return o;
 }
-
-}  // namespace
 
 TEST(EmptyRestartGuard, ABrandNewGroupIsHeldByNobodyForOneTtlThenElectedWithTokenOne) {
   lh::test::RedisServer server;
@@ -91,3 +90,6 @@ TEST(EmptyRestartGuard, OffABrandNewGroupIsTakenAtOnce) {
   ASSERT_TRUE(fleet.wait_leading(0, "default", 5s));
   EXPECT_EQ(fleet.events(0).elected.front().token, 1);
 }
+
+}  // namespace
+}  // namespace integration_empty_restart_test

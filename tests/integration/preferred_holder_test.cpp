@@ -20,14 +20,15 @@
 #include <chrono>
 #include <optional>
 
+namespace integration_preferred_holder_test {
+namespace {
+
 namespace lh = leasehold;
 namespace asio = boost::asio;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-namespace {
 
 // ttl 10 s, heartbeat 1 s: a hand-over that came by expiry would take ten
 // heartbeats, so "within a few seconds" can only be the bid.
@@ -56,8 +57,6 @@ std::optional<Clock::duration> lead_alone(Fleet& fleet, std::size_t i, bool& ove
 }
 
 long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
-
-}  // namespace
 
 TEST(PreferredHolder, EachHigherPriorityNewcomerLeadsWithinTwoHeartbeatsOfItsStart) {
   lh::test::RedisServer server;
@@ -149,3 +148,6 @@ TEST(PreferredHolder, TheHandOverWaitsForTheLeadersWorkToWindDown) {
   EXPECT_LE(*work_ended, *newcomer_elected);
   EXPECT_EQ(fleet.events(0).revoked.back().reason, lh::RevokeReason::handed_over);
 }
+
+}  // namespace
+}  // namespace integration_preferred_holder_test

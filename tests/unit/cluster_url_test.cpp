@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_cluster_url_test {
 namespace {
 
 using leasehold::ClusterNodeAddress;
@@ -36,8 +37,6 @@ std::string validate_error(const RedisOptions& o) {
   }
   return "";
 }
-
-}  // namespace
 
 TEST(ClusterUrl, ListsTheSeedsWithTheDefaultPortAndTheDefaults) {
   const auto o = RedisOptions::from_url("redis-cluster://n1:7000,n2,[::1]:7002,10.0.0.4:7003");
@@ -273,3 +272,6 @@ TEST(ClusterOptionsValidate, AOneServerClientRefusesACluster) {
     EXPECT_FALSE(contains(message, "S3cret")) << message;
   }
 }
+
+}  // namespace
+}  // namespace unit_cluster_url_test

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_key_layout_option_test {
 namespace {
 
 namespace lh = leasehold;
@@ -27,8 +28,6 @@ using lh::RedisOptions;
 using lh::test::url_error;
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
-}  // namespace
 
 TEST(KeyLayoutOption, UnsetIsPlainOnAServerAndHashTaggedOnACluster) {
   const auto server = RedisOptions::from_url("redis://h:6379");
@@ -136,3 +135,6 @@ TEST(KeyLayoutOption, ReleaseNoticesOfTheHashTaggedLayoutNameTheKey) {
   EXPECT_NE(lh::detail::hand_over_script(Notices::published_tagged).sha1(),
             lh::detail::hand_over_script(Notices::published).sha1());
 }
+
+}  // namespace
+}  // namespace unit_key_layout_option_test

@@ -16,6 +16,9 @@
 #include <string_view>
 #include <utility>
 
+namespace unit_key_layout_test {
+namespace {
+
 using leasehold::KeyLayout;
 using leasehold::cluster::detail::key_slot;
 
@@ -125,3 +128,6 @@ TEST(KeyLayout, AnEmptyHashTagInAClusterPrefixIsRefusedNamingTheField) {
     EXPECT_NO_THROW(validate_key_prefix(KeyLayout(prefix, KeyLayout::Form::hash_tagged))) << prefix;
   }
 }
+
+}  // namespace
+}  // namespace unit_key_layout_test

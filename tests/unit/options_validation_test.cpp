@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_options_validation_test {
 namespace {
 
 using leasehold::ElectorOptions;
@@ -340,3 +341,4 @@ TEST(GroupNameValidation, TheSchedulersTickRecordSuffixIsRejected) {
 }
 
 }  // namespace
+}  // namespace unit_options_validation_test

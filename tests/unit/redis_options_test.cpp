@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+namespace unit_redis_options_test {
 namespace {
 
 using leasehold::RedisOptions;
@@ -539,3 +540,4 @@ TEST(RedisOptionsValidate, NeverPrintsThePassword) {
 }
 
 }  // namespace
+}  // namespace unit_redis_options_test

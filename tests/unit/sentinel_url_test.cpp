@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_sentinel_url_test {
 namespace {
 
 using leasehold::RedisOptions;
@@ -23,8 +24,6 @@ using leasehold::test::url_error;
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 bool same(const SentinelAddress& a, const SentinelAddress& b) { return a.host == b.host && a.port == b.port; }
-
-}  // namespace
 
 TEST(SentinelUrl, ListsTheSentinelsWithTheDefaultPortAndNamesTheMaster) {
   const auto o = RedisOptions::from_url("redis-sentinel://s1:26380,s2,[::1]:5000/3#mymaster");
@@ -166,3 +165,6 @@ TEST(SentinelOptionsValidate, NamesTheBadField) {
   o.unix_socket.clear();
   EXPECT_EQ(error_of(o), "");
 }
+
+}  // namespace
+}  // namespace unit_sentinel_url_test
