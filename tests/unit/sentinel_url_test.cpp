@@ -145,7 +145,7 @@ TEST(SentinelOptionsValidate, NamesTheBadField) {
     return "";
   };
   RedisOptions o;
-  o.sentinel.emplace();
+  o.sentinel = leasehold::SentinelOptions{};  // not emplace(): g++ 12 -O2 wrongly warns maybe-uninitialized
   EXPECT_EQ(error_of(o), "RedisOptions.sentinel.master_name is empty");
   o.sentinel->master_name = "m";
   EXPECT_EQ(error_of(o), "RedisOptions.sentinel.sentinels is empty (give at least one sentinel)");
