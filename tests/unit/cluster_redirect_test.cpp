@@ -5,6 +5,8 @@
 
 #include <leasehold/impl/cluster/redirect.hpp>
 
+#include "contains.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -28,7 +30,7 @@ RedirectTarget named(std::string host, std::uint16_t port) { return {Host::named
 
 ClusterNode node(std::string host, std::uint16_t port) { return {{}, std::move(host), port}; }
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 // The texts Redis 7.0 sends (clusterRedirectClient), as Reply::str holds them.
 constexpr std::string_view try_again_text = "TRYAGAIN Multiple keys request during rehashing of slot";

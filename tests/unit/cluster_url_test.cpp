@@ -5,6 +5,7 @@
 #include <leasehold/redis/client.hpp>
 #include <leasehold/redis_options.hpp>
 
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -25,7 +26,7 @@ using namespace std::chrono_literals;
 
 using leasehold::test::url_error;
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 bool same(const ClusterNodeAddress& a, const ClusterNodeAddress& b) { return a.host == b.host && a.port == b.port; }
 

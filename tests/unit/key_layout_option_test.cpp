@@ -9,6 +9,7 @@
 
 #include <leasehold/impl/options/name_rules.hpp>
 #include <leasehold/impl/lease/lease_scripts.hpp>
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -27,7 +28,7 @@ using lh::KeyLayout;
 using lh::RedisOptions;
 using lh::test::url_error;
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 TEST(KeyLayoutOption, UnsetIsPlainOnAServerAndHashTaggedOnACluster) {
   const auto server = RedisOptions::from_url("redis://h:6379");

@@ -2,6 +2,7 @@
 
 #include <leasehold/redis_options.hpp>
 
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <gtest/gtest.h>
@@ -32,9 +33,7 @@ std::string validate_error(const RedisOptions& options) {
   return {};
 }
 
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
+using leasehold::test::contains;
 
 // ---------------------------------------------------------------------------
 // Valid URLs

@@ -4,6 +4,7 @@
 
 #include <leasehold/redis_options.hpp>
 
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <gtest/gtest.h>
@@ -21,7 +22,7 @@ using namespace std::chrono_literals;
 
 using leasehold::test::url_error;
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 bool same(const SentinelAddress& a, const SentinelAddress& b) { return a.host == b.host && a.port == b.port; }
 
