@@ -2,8 +2,9 @@
 # The test command: installs what is missing, configures, builds and runs
 # every test. Extra CMake arguments may be passed in LEASEHOLD_CMAKE_ARGS and a
 # build directory in LEASEHOLD_BUILD_DIR (default: build/release);
-# LEASEHOLD_DEBUG_INFO=lines builds with less debug information (see
-# cmake/LeaseholdDebugInfo.cmake; CI does). LEASEHOLD_PHASE=build stops after
+# LEASEHOLD_DEBUG_INFO is lines by default (-g1: faster builds, file:line in
+# backtraces; as CI builds), full for a debugger's variables and types (see
+# cmake/LeaseholdDebugInfo.cmake). LEASEHOLD_PHASE=build stops after
 # the build, LEASEHOLD_PHASE=test only runs the tests of an existing build (CI
 # builds the sanitizer builds while other steps run their tests).
 set -euo pipefail
@@ -16,7 +17,7 @@ if [ "$phase" != test ]; then
   "$root/scripts/deps.sh"
   # shellcheck disable=SC2086
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${LEASEHOLD_BUILD_TYPE:-RelWithDebInfo} \
-    -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-full} \
+    -DLEASEHOLD_DEBUG_INFO=${LEASEHOLD_DEBUG_INFO:-lines} \
     ${LEASEHOLD_CMAKE_ARGS:-}
   cmake --build "$build" -j "$jobs"
 fi

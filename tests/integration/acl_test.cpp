@@ -19,13 +19,14 @@
 #include <fstream>
 #include <sstream>
 
+namespace integration_acl_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::fast_options;
 using lh::test::run_until;
 using namespace std::chrono_literals;
-
-namespace {
 
 // The document states the user name and password placeholder of its rule.
 constexpr const char* user = "leasehold";
@@ -90,8 +91,6 @@ std::string errors_of(Fleet& fleet) {
   }
   return out;
 }
-
-}  // namespace
 
 TEST(Acl, DocumentedRuleIsMinimalAndNamesEveryCommandLeaseholdSends) {
   const auto rule = words(documented_rule());
@@ -211,8 +210,6 @@ TEST(Acl, MissingChannelPermissionIsANoPermissionErrorEventAndFailoverFallsBackT
   EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader(); })) << "the lease itself still works";
 }
 
-namespace {
-
 // Leads, hands over through a release notice (faster than a ttl or a poll)
 // and reports no error: what each topology's documented rule must allow.
 void expect_leads_and_hands_over(Fleet& fleet, lh::ElectorOptions options) {
@@ -232,8 +229,6 @@ void expect_leads_and_hands_over(Fleet& fleet, lh::ElectorOptions options) {
   fleet.stop_all();
   EXPECT_EQ(errors_of(fleet), "");
 }
-
-}  // namespace
 
 TEST(Acl, SentinelDocumentedRulesOnDataNodesAndSentinelsWorkInConfirmMode) {
   lh::test::SentinelTopology topology;
@@ -296,3 +291,5 @@ TEST(Acl, WithoutInfoEveryNewGroupWaitsTheGuardAndTheElectorSaysSoOnce) {
   EXPECT_EQ(log.count({"cannot tell a new group", "elector first", "INFO: "}), 1U) << log.dump();
   EXPECT_EQ(log.count({"cannot tell a new group", "elector second"}), 1U) << log.dump();
 }
+}  // namespace
+}  // namespace integration_acl_test

@@ -26,6 +26,9 @@
 #include <string>
 #include <thread>
 
+namespace integration_bad_input_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::ScriptedAction;
@@ -35,8 +38,6 @@ using lh::test::fast_options;
 using lh::test::run_until;
 using namespace std::chrono_literals;
 using namespace std::string_literals;
-
-namespace {
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
@@ -73,8 +74,6 @@ std::string describe(const lh::test::RecordedEvents& events) {
 
 std::string bulk(std::string_view s) { return "$" + std::to_string(s.size()) + "\r\n" + std::string(s) + "\r\n"; }
 std::string integer(long long v) { return ":" + std::to_string(v) + "\r\n"; }
-
-}  // namespace
 
 // ===========================================================================
 // Invalid input at the API
@@ -555,3 +554,6 @@ TEST(BadInput, BinaryHolderIdsAreComparedByteForByte) {
     fleet.stop_all();
   }
 }
+
+}  // namespace
+}  // namespace integration_bad_input_test

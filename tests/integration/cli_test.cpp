@@ -31,9 +31,10 @@
 #include <utility>
 #include <vector>
 
-#ifdef LEASEHOLD_CLI_BINARY
-
+namespace integration_cli_test {
 namespace {
+
+#ifdef LEASEHOLD_CLI_BINARY
 
 namespace lh = leasehold;
 namespace json = boost::json;
@@ -473,8 +474,6 @@ TEST(Cli, WatchNeedsAReachableServer) {
   EXPECT_EQ(r.exit_code, 3) << r.describe();
 }
 
-}  // namespace
-
 // ---- Sentinel URLs ------------------------------------------------------------
 
 TEST(Cli, StatusFindsTheMasterThroughTheSentinels) {
@@ -497,8 +496,6 @@ TEST(Cli, AnUnknownMasterNameExitsThreeNamingIt) {
 }
 
 // ---- Redis Cluster URLs ---------------------------------------------------------
-
-namespace {
 
 // Electors alpha and beta campaigning on a 3-master cluster for groups
 // whose keys land on every master, with a long ttl: a hand-over that comes
@@ -531,8 +528,6 @@ struct OnACluster {
   lh::test::ClusterTopology topology;
   Fleet fleet;
 };
-
-}  // namespace
 
 TEST(Cli, OnAClusterStatusScansEveryMasterAndReadsEachGroupOnItsShard) {
   OnACluster c;
@@ -609,3 +604,6 @@ TEST(Cli, OnAClusterEvictDeletesTheLeaseOnItsShard) {
 }
 
 #endif  // LEASEHOLD_CLI_BINARY
+
+}  // namespace
+}  // namespace integration_cli_test

@@ -22,14 +22,15 @@
 #include <string>
 #include <vector>
 
+namespace integration_client_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::redis::Client;
 using lh::redis::Reply;
 using lh::redis::Request;
 using lh::test::run_until;
 using namespace std::chrono_literals;
-
-namespace {
 
 struct Result {
   lh::error_code ec;
@@ -57,8 +58,6 @@ bool connect(boost::asio::io_context& io, Client& client) {
   client.start();
   return run_until(io, [&] { return client.connected(); });
 }
-
-}  // namespace
 
 TEST(Client, TenThousandPipelinedCommandsComeBackCompleteAndInOrder) {
   lh::test::RedisServer server;
@@ -519,3 +518,6 @@ TEST(Client, AThrowingHandlerDoesNotLoseTheCompletionsAfterIt) {
   EXPECT_TRUE(threw);
   EXPECT_EQ(seen, (std::vector<std::string>{"first", "second", "third"}));
 }
+
+}  // namespace
+}  // namespace integration_client_test

@@ -19,13 +19,14 @@
 #include <string>
 #include <thread>
 
+namespace integration_clock_skew_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
-
-namespace {
 
 constexpr auto kSkew = 1000ms;
 constexpr auto kTtl = 4000ms;
@@ -149,8 +150,6 @@ class ClockSkewFailover : public ::testing::Test {
   }
 };
 
-}  // namespace
-
 TEST_F(ClockSkewFailover, WithTheSkewInTheMarginTheCutOffLeadersTermEndsBeforeTheStandbyLeads) {
   ASSERT_NO_FATAL_FAILURE(cut_off_and_promote(kSkew));
   EXPECT_EQ(leader_revoked->reason, lh::RevokeReason::deadline_passed);
@@ -167,3 +166,6 @@ TEST_F(ClockSkewFailover, WithoutTheSkewInTheMarginTheStandbyLeadsWhileTheCutOff
   EXPECT_LT(*standby.began, *leader.ended) << "no overlap: the promoted replica did not expire the lease early";
   expect_the_counter_was_replicated();
 }
+
+}  // namespace
+}  // namespace integration_clock_skew_test

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+namespace integration_cluster_client_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -288,11 +289,7 @@ TEST(ClusterClient, RefusesOptionsWithoutSeedsAndFailsCommandsBeforeStart) {
   EXPECT_EQ(*ec, errc::not_connected);
 }
 
-}  // namespace
-
 // ---- release notices through sharded pub/sub ---------------------------------
-
-namespace {
 
 // A hash-tagged channel whose slot `master` serves.
 std::string channel_served_by(const ClusterTopology& topology, std::size_t master) {
@@ -349,3 +346,4 @@ TEST(ClusterNotices, HearsTheShardChannelOfEverySlotAndFollowsAMigratedSlot) {
 }
 
 }  // namespace
+}  // namespace integration_cluster_client_test

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+namespace integration_cluster_elector_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -715,3 +716,4 @@ TEST(ClusterElector, ALeaderOnlyScheduleRecordsItsTicksInTheGroupsSlotAndRunsEac
 }
 
 }  // namespace
+}  // namespace integration_cluster_elector_test

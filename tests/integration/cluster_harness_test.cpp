@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+namespace integration_cluster_harness_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -276,3 +277,4 @@ TEST(HarnessCluster, PausedMasterIsReplacedAndBecomesAReplicaWhenResumed) {
 }
 
 }  // namespace
+}  // namespace integration_cluster_harness_test

@@ -15,12 +15,13 @@
 #include <string>
 #include <vector>
 
+namespace integration_confirm_mode_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
-
-namespace {
 
 // Redis waits 5 s before a full sync by default: no reason to here.
 lh::test::RedisServerOptions without_sync_delay() {
@@ -63,8 +64,6 @@ lh::ElectorOptions confirming(std::string id, int replicas) {
   o.empty_restart_guard = false;  // every test here starts from a fresh group
   return o;
 }
-
-}  // namespace
 
 TEST(ConfirmMode, ALeaseBothReplicasAcknowledgedLeadsAndIsOnTheReplicas) {
   Replicated redis;
@@ -208,3 +207,6 @@ TEST(ConfirmMode, ATickWhoseRecordTooFewReplicasAcknowledgedIsNotRun) {
   EXPECT_TRUE(run_until(fleet.io, [&] { return ran.size() >= resumed_count + 3; }, 15s));
   schedule.cancel();
 }
+
+}  // namespace
+}  // namespace integration_confirm_mode_test

@@ -21,14 +21,15 @@
 #include <chrono>
 #include <optional>
 
+namespace integration_drain_test {
+namespace {
+
 namespace lh = leasehold;
 namespace asio = boost::asio;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-namespace {
 
 lh::ElectorOptions draining(std::string id, std::chrono::milliseconds drain_timeout) {
   auto o = lh::test::fast_options(std::move(id));
@@ -74,8 +75,6 @@ struct Handover {
     lh::test::run_for(fleet.io, 300ms);  // the task runs, b stands by
   }
 };
-
-}  // namespace
 
 TEST(Drain, TheStandbyLeadsOnlyAfterTheLeadersWorkHasWoundDown) {
   SlowToStop work{400ms};
@@ -125,3 +124,6 @@ TEST(Drain, WithoutGuardedWorkTheReleaseIsImmediate) {
   EXPECT_FALSE(fleet.events(0).has_error(lh::errc::drain_timeout));
   EXPECT_EQ(fleet.metrics(0).groups.at(1).drain_overruns, 0u);
 }
+
+}  // namespace
+}  // namespace integration_drain_test

@@ -20,13 +20,14 @@
 #include <string>
 #include <thread>
 
+namespace integration_duplicate_id_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-namespace {
 
 lh::ElectorOptions twin(std::string id = "twin") {
   auto o = lh::test::fast_options(std::move(id));
@@ -55,8 +56,6 @@ std::size_t count_lines(const std::string& text, const std::string& start) {
   for (std::string line; std::getline(lines, line);) n += line.rfind(start, 0) == 0 ? 1 : 0;
   return n;
 }
-
-}  // namespace
 
 TEST(DuplicateId, TwoElectorsWithOneIdNeverBothLeadAndBothReportIt) {
   lh::test::RedisServer server;
@@ -209,3 +208,6 @@ TEST(DuplicateId, WithReclaimOnRestartALiveDuplicateIsDemotedOnceAndReportedButN
   EXPECT_EQ(fleet.events(0).elected.size(), 1u);
   EXPECT_EQ(fleet.events(1).elected.size(), 1u);
 }
+
+}  // namespace
+}  // namespace integration_duplicate_id_test

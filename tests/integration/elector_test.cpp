@@ -22,17 +22,16 @@
 #include <optional>
 #include <thread>
 
+namespace integration_elector_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::fast_options;
 using lh::test::run_until;
 using namespace std::chrono_literals;
 
-namespace {
-
 std::string key(const std::string& group = "default") { return "leader:" + group; }
-
-}  // namespace
 
 TEST(Elector, ExactlyOneLeaderAndGracefulStepDownHandsOverAtOnce) {
   lh::test::RedisServer server;
@@ -639,3 +638,6 @@ TEST(Elector, HeldBackCommandsDoNotDelayTheDemotionOfAFrozenServersGroups) {
   EXPECT_TRUE(elector.is_leader("frozen-2999"));
   EXPECT_EQ(server.admin().get("leader:frozen-2999"), elector.instance_id());
 }
+
+}  // namespace
+}  // namespace integration_elector_test

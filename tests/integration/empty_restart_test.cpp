@@ -9,12 +9,13 @@
 
 #include <gtest/gtest.h>
 
+namespace integration_empty_restart_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
-
-namespace {
 
 lh::ElectorOptions three_second_lease(std::string id) {
   auto o = lh::test::fast_options(std::move(id));
@@ -34,8 +35,6 @@ testing::AssertionResult leads_without_overlap(Fleet& fleet, std::size_t standby
   if (overlap) return testing::AssertionFailure() << "the standby led while the cut-off leader still trusted its lease";
   return testing::AssertionSuccess();
 }
-
-}  // namespace
 
 TEST(EmptyRestartGuard, ABrandNewGroupIsHeldByNobodyForOneTtlThenElectedWithTokenOne) {
   lh::test::RedisServer server;
@@ -155,3 +154,6 @@ TEST(EmptyRestartGuard, OffABrandNewGroupIsTakenAtOnce) {
   ASSERT_TRUE(fleet.wait_leading(0, "default", 5s));
   EXPECT_EQ(fleet.events(0).elected.front().token, 1);
 }
+
+}  // namespace
+}  // namespace integration_empty_restart_test

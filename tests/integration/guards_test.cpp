@@ -32,6 +32,9 @@
 #include <mutex>
 #include <thread>
 
+namespace integration_guards_test {
+namespace {
+
 namespace lh = leasehold;
 namespace asio = boost::asio;
 using lh::test::Fleet;
@@ -41,8 +44,6 @@ using lh::test::run_until;
 using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
 using SysTime = std::chrono::system_clock::time_point;
-
-namespace {
 
 // Runs a coroutine on the fleet's io_context and returns its result.
 template <typename T>
@@ -139,9 +140,6 @@ SysTime next_multiple(std::chrono::milliseconds interval, SysTime after) {
   const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(after.time_since_epoch());
   return SysTime((since / interval + 1) * interval);
 }
-
-
-}  // namespace
 
 // ---- leader_only ---------------------------------------------------------------
 
@@ -419,8 +417,6 @@ TEST(TickRecord, ClaimsAreAtomicAcrossAHandOver) {
   EXPECT_EQ(admin.call({"HGET", "leader:g:ticks", "s"}).str, "2000");
 }
 
-namespace {
-
 // Two electors; each one's schedule runs on its own thread, so that the test
 // can stall a schedule's timer without stalling its elector. Returns the tick
 // that the standby's late timer saw, after the leader ran it and handed over.
@@ -495,8 +491,6 @@ struct LateTimerScenario {
   }
 };
 
-}  // namespace
-
 TEST(OncePerTick, ALateTimerAfterAHandOverNeverRunsTheTickAgain) {
   LateTimerScenario s(true);
   ASSERT_EQ(s.run(), "");
@@ -551,8 +545,6 @@ TEST(OncePerTick, ManyHandOversWithStalledTimersNeverRunATickTwice) {
 
 // ---- misfire policy ----------------------------------------------------------------
 
-namespace {
-
 struct CrashScenario {
   static constexpr auto interval = 250ms;
   lh::test::RedisServer server;
@@ -583,8 +575,6 @@ struct CrashScenario {
     return run_until(fleet.io, [&] { return log.count_by(survivor) >= 3; }, 5s);
   }
 };
-
-}  // namespace
 
 TEST(Misfire, RunOnceRunsTheMostRecentMissedTickOnceWhenTheNewLeaderTakesOver) {
   CrashScenario s(lh::Misfire::run_once);
@@ -624,3 +614,6 @@ TEST(Misfire, SkipLosesTheTicksOfTheGap) {
   EXPECT_GT(first_after, s.last_before_crash + s.interval) << "the gap lost ticks";
   EXPECT_TRUE(s.log.duplicates().empty());
 }
+
+}  // namespace
+}  // namespace integration_guards_test

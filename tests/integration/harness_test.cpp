@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+namespace integration_harness_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -703,3 +704,4 @@ TEST(HarnessScriptedServer, Sha1MatchesKnownVectors) {
 }
 
 }  // namespace
+}  // namespace integration_harness_test

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+namespace integration_lease_scripts_test {
 namespace {
 
 namespace lh = leasehold;
@@ -128,3 +129,4 @@ TEST(RenewScripts, TheNodeScriptGivenLeaseKeysAnswersAsTheBatchGivenEveryKey) {
 }
 
 }  // namespace
+}  // namespace integration_lease_scripts_test

@@ -25,11 +25,12 @@
 #include <string>
 #include <thread>
 
+namespace integration_lifecycle_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::run_until;
 using namespace std::chrono_literals;
-
-namespace {
 
 lh::ElectorOptions cycle_options(int i) {
   lh::ElectorOptions o;
@@ -57,8 +58,6 @@ lh::RedisOptions redis_of(const lh::test::RedisServer& server) {
   r.command_timeout = 300ms;
   return r;
 }
-
-}  // namespace
 
 TEST(Lifecycle, StandaloneElectorsComeAndGoWithoutLeaking) {
   lh::test::RedisServer server;
@@ -175,3 +174,5 @@ TEST(Lifecycle, StopFromASignalHandlerOnTheOnlyThreadReleasesEveryLease) {
   standby.stop_and_wait();
 }
 
+}  // namespace
+}  // namespace integration_lifecycle_test

@@ -39,13 +39,14 @@
 #include <string>
 #include <thread>
 
+namespace integration_managed_failover_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::RedisServer;
 using lh::test::RedisServerOptions;
 using namespace std::chrono_literals;
-
-namespace {
 
 constexpr const char* endpoint_name = "primary.managed-redis.leasehold.test";
 
@@ -236,3 +237,4 @@ INSTANTIATE_TEST_SUITE_P(ConfirmMode, ManagedFailover, testing::Values(0, 1),
                          });
 
 }  // namespace
+}  // namespace integration_managed_failover_test

@@ -26,9 +26,10 @@
 #include <string_view>
 #include <vector>
 
-#ifdef LEASEHOLD_CLI_BINARY
-
+namespace integration_migration_test {
 namespace {
+
+#ifdef LEASEHOLD_CLI_BINARY
 
 namespace lh = leasehold;
 using lh::test::CommandResult;
@@ -129,8 +130,6 @@ const std::vector<std::string> groups{"default", "reports", "billing"};
 // the empty-restart guard (counters not copied) would miss the bound below.
 constexpr auto new_ttl = 10s;
 constexpr auto first_election_bound = 5s;
-
-}  // namespace
 
 TEST(Migration, FromOneServerToAClusterTheStoreAcceptsTheNewLeaders) {
   RedisServer old_server;
@@ -330,3 +329,6 @@ TEST(Migration, ConnectionAndPermissionErrorsExitThreeNamingTheSide) {
 }
 
 #endif  // LEASEHOLD_CLI_BINARY
+
+}  // namespace
+}  // namespace integration_migration_test

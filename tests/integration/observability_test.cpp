@@ -16,14 +16,15 @@
 #include <mutex>
 #include <thread>
 
+namespace integration_observability_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::LogCapture;
 using lh::test::fast_options;
 using lh::test::run_until;
 using namespace std::chrono_literals;
-
-namespace {
 
 constexpr const char* password = "Pw-0f-the-test-8341";
 
@@ -32,9 +33,6 @@ lh::test::RedisServerOptions with_password() {
   o.password = password;
   return o;
 }
-
-
-}  // namespace
 
 TEST(Logging, EveryLeadershipChangeIsLoggedOnceWithGroupInstanceAndReason) {
   LogCapture log(lh::LogLevel::info);
@@ -312,3 +310,6 @@ TEST(Health, StandaloneElectorIsLiveAndReadyAndSaysWhyWhenNot) {
   const lh::Metrics after = e.metrics();
   EXPECT_EQ(after.groups.at(0).demotions_for(lh::RevokeReason::stopped), 1u);
 }
+
+}  // namespace
+}  // namespace integration_observability_test

@@ -20,14 +20,15 @@
 #include <chrono>
 #include <optional>
 
+namespace integration_preferred_holder_test {
+namespace {
+
 namespace lh = leasehold;
 namespace asio = boost::asio;
 using lh::test::Fleet;
 using lh::test::run_until;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-namespace {
 
 // ttl 10 s, heartbeat 1 s: a hand-over that came by expiry would take ten
 // heartbeats, so "within a few seconds" can only be the bid.
@@ -56,8 +57,6 @@ std::optional<Clock::duration> lead_alone(Fleet& fleet, std::size_t i, bool& ove
 }
 
 long long ms(Clock::duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
-
-}  // namespace
 
 TEST(PreferredHolder, EachHigherPriorityNewcomerLeadsWithinTwoHeartbeatsOfItsStart) {
   lh::test::RedisServer server;
@@ -180,3 +179,5 @@ TEST(PreferredHolder, ARenewalReadsTheBidOnlyWhileOneMayStand) {
   }, 5s));
   EXPECT_TRUE(fleet.leading_with_event(0)) << "no leadership change";
 }
+}  // namespace
+}  // namespace integration_preferred_holder_test

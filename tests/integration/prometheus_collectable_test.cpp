@@ -26,13 +26,14 @@
 #include <set>
 #include <thread>
 
+namespace integration_prometheus_collectable_test {
+namespace {
+
 namespace lh = leasehold;
 namespace prom = lh::test::prometheus;
 using lh::test::eventually;
 using lh::test::fast_options;
 using namespace std::chrono_literals;
-
-namespace {
 
 lh::ElectorOptions options(std::string id) {
   auto o = fast_options(std::move(id));
@@ -79,8 +80,6 @@ std::set<prom::Labels> label_sets(const prom::Family& f) {
   }
   return out;
 }
-
-}  // namespace
 
 TEST(PrometheusCollectable, ScrapeThroughTheExposerAgreesWithTheTextExposition) {
   lh::test::RedisServer server;
@@ -185,3 +184,6 @@ TEST(PrometheusCollectable, BlockedExecutorGivesABoundedScrapeWithOnlyTheLockFre
   work.reset();
   runner.join();
 }
+
+}  // namespace
+}  // namespace integration_prometheus_collectable_test

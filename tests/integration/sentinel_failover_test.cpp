@@ -21,13 +21,14 @@
 #include <set>
 #include <string>
 
+namespace integration_sentinel_failover_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::expect_distinct_tokens;
 using lh::test::SentinelTopology;
 using namespace std::chrono_literals;
-
-namespace {
 
 lh::ElectorOptions confirming(std::string id, int replicas = 2) {
   auto o = lh::test::fast_options(std::move(id));
@@ -74,8 +75,6 @@ bool someone_leads_on(Fleet& fleet, SentinelTopology& topology, std::size_t node
   const auto holder = topology.node(node).admin().get("leader:default");
   return holder && *holder == fleet.at(leaders.front()).instance_id();
 }
-
-}  // namespace
 
 // With N = every replica, the promoted replica alone cannot confirm: the
 // group waits for the killed master to come back as its replica.
@@ -174,3 +173,6 @@ TEST(SentinelFailover, AManualFailoverShorterThanTheTtlKeepsTheLeaderAndItsToken
   EXPECT_TRUE(fleet.events(1).elected.empty());
   EXPECT_FALSE(watch.overlap);
 }
+
+}  // namespace
+}  // namespace integration_sentinel_failover_test

@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 
+namespace integration_sentinel_harness_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -146,3 +147,4 @@ TEST(HarnessSentinel, RestartedSentinelComesBackWithItsIdentity) {
 }
 
 }  // namespace
+}  // namespace integration_sentinel_harness_test

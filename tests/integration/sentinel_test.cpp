@@ -11,14 +11,15 @@
 
 #include <string>
 
+namespace integration_sentinel_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::run_for;
 using lh::test::run_until;
 using lh::test::SentinelTopology;
 using namespace std::chrono_literals;
-
-namespace {
 
 lh::ElectorOptions sentinel_options(std::string id) {
   auto o = lh::test::fast_options(std::move(id));
@@ -39,8 +40,6 @@ std::string error_text(const lh::test::RecordedEvents& events, lh::errc code) {
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-}  // namespace
 
 TEST(Sentinel, AnElectorFindsTheMasterThroughTheSentinelsAndLeads) {
   SentinelTopology topology;
@@ -163,3 +162,6 @@ TEST(Sentinel, ReadOnlyAfterAManualReplicaofMakesTheClientResolveAgainUntilTheNo
   topology.node(0).admin().call({"REPLICAOF", "NO", "ONE"});
   EXPECT_TRUE(run_until(fleet.io, [&] { return fleet.events(0).elected.size() == 2; }, 15s)) << topology.log_tails();
 }
+
+}  // namespace
+}  // namespace integration_sentinel_test

@@ -17,13 +17,14 @@
 #include <thread>
 #include <vector>
 
+namespace integration_server_variants_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::Fleet;
 using lh::test::RedisServer;
 using lh::test::VariantProxy;
 using namespace std::chrono_literals;
-
-namespace {
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
@@ -65,8 +66,6 @@ bool leads_all(Fleet& fleet, const std::vector<std::string>& names) {
   }
   return true;
 }
-
-}  // namespace
 
 // Dragonfly and ElastiCache Serverless refuse the script that renews several
 // slots' groups (undeclared keys) with texts of their own: the first refusal
@@ -175,3 +174,6 @@ TEST(ServerVariants, AnUnreadableClusterShardsReplyFallsBackToClusterSlots) {
   EXPECT_GE(cluster.proxy.counts("CLUSTER SLOTS").seen, 1u);
   EXPECT_EQ(fleet.metrics(0).commands.slot_map_failures, 0u);
 }
+
+}  // namespace
+}  // namespace integration_server_variants_test

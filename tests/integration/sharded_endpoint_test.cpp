@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+namespace integration_sharded_endpoint_test {
 namespace {
 
 namespace lh = leasehold;
@@ -63,8 +64,6 @@ lh::ElectorOptions tagged_options(std::string id) {
   o.groups = {"reports", "billing", "cleanup", "digest", "export"};  // several slots
   return o;
 }
-
-}  // namespace
 
 TEST(ShardedEndpoint, ThePlainLayoutFailsWithAMessageNamingKeyLayout) {
   const RedisServer node = one_shard_cluster();
@@ -154,3 +153,6 @@ TEST(ShardedEndpoint, TheHashTaggedLayoutLeadsStepsDownAndHandsOver) {
   EXPECT_EQ(admin.get("leader:{default}:token"), "3");
   EXPECT_TRUE(fleet.events(first).errors.empty());
 }
+
+}  // namespace
+}  // namespace integration_sharded_endpoint_test

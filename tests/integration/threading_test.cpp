@@ -24,11 +24,12 @@
 #include <thread>
 #include <vector>
 
+namespace integration_threading_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::test::fast_options;
 using namespace std::chrono_literals;
-
-namespace {
 
 // Polls `done` from this thread (the elector runs elsewhere) until it holds
 // or `bound` passes.
@@ -93,8 +94,6 @@ struct ThreadPool {
     for (auto& t : threads) t.join();
   }
 };
-
-}  // namespace
 
 TEST(Threading, GroupsRegisteredFromManyThreadsWhileOthersReadThemByName) {
   // Registration grows the lock-free name table while readers look names up.
@@ -307,3 +306,6 @@ TEST(Threading, TermActiveAndCallbacksReplacedWhileTheTermEnds) {
   EXPECT_EQ(reason, lh::RevokeReason::stepped_down);
   e.stop_and_wait();
 }
+
+}  // namespace
+}  // namespace integration_threading_test

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+namespace integration_variant_proxy_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -596,3 +597,4 @@ TEST(VariantProxy, ElectorLeadsThroughTheProxyWithRoleRefused) {
 }
 
 }  // namespace
+}  // namespace integration_variant_proxy_test

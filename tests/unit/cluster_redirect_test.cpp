@@ -5,12 +5,15 @@
 
 #include <leasehold/impl/cluster/redirect.hpp>
 
+#include "contains.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
 #include <string_view>
 
+namespace unit_cluster_redirect_test {
 namespace {
 
 namespace lh = leasehold;
@@ -27,13 +30,11 @@ RedirectTarget named(std::string host, std::uint16_t port) { return {Host::named
 
 ClusterNode node(std::string host, std::uint16_t port) { return {{}, std::move(host), port}; }
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 // The texts Redis 7.0 sends (clusterRedirectClient), as Reply::str holds them.
 constexpr std::string_view try_again_text = "TRYAGAIN Multiple keys request during rehashing of slot";
 constexpr std::string_view down_text = "CLUSTERDOWN The cluster is down";
-
-}  // namespace
 
 // --- Reading the replies -------------------------------------------------------------
 
@@ -353,3 +354,6 @@ TEST(RedirectBudget, RedirectionsAndRetriesMixWithinBothBounds) {
   EXPECT_EQ(budget.retries(), 2);
   EXPECT_EQ(budget.on_error("MOVED 9 n1:7000", "n2", t0 + 34ms).action, Action::give_up);
 }
+
+}  // namespace
+}  // namespace unit_cluster_redirect_test

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+namespace unit_cluster_slot_map_test {
 namespace {
 
 namespace lh = leasehold;
@@ -111,8 +112,6 @@ lh::Error slots_error(const Reply& reply) {
   EXPECT_TRUE(reading.map.empty());
   return reading.error;
 }
-
-}  // namespace
 
 TEST(ClusterSlotMap, FromClusterShards) {
   const auto reading = read_cluster_shards(shards_fixture());
@@ -318,3 +317,6 @@ TEST(ClusterSlotMap, IPv6HostsArePrintedInBrackets) {
   EXPECT_EQ((ClusterNode{id_a, "::1", 7000}.to_string()), "[::1]:7000");
   EXPECT_EQ((ClusterNode{id_a, "10.0.0.1", 7000}.to_string()), "10.0.0.1:7000");
 }
+
+}  // namespace
+}  // namespace unit_cluster_slot_map_test

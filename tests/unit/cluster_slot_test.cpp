@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_cluster_slot_test {
 namespace {
 
 using namespace leasehold::cluster::detail;
@@ -80,3 +81,4 @@ TEST(ClusterSlot, EverySlotIsBelowTheSlotCount) {
 }
 
 }  // namespace
+}  // namespace unit_cluster_slot_test

@@ -5,6 +5,7 @@
 #include <leasehold/redis/client.hpp>
 #include <leasehold/redis_options.hpp>
 
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_cluster_url_test {
 namespace {
 
 using leasehold::ClusterNodeAddress;
@@ -24,7 +26,7 @@ using namespace std::chrono_literals;
 
 using leasehold::test::url_error;
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 bool same(const ClusterNodeAddress& a, const ClusterNodeAddress& b) { return a.host == b.host && a.port == b.port; }
 
@@ -36,8 +38,6 @@ std::string validate_error(const RedisOptions& o) {
   }
   return "";
 }
-
-}  // namespace
 
 TEST(ClusterUrl, ListsTheSeedsWithTheDefaultPortAndTheDefaults) {
   const auto o = RedisOptions::from_url("redis-cluster://n1:7000,n2,[::1]:7002,10.0.0.4:7003");
@@ -273,3 +273,6 @@ TEST(ClusterOptionsValidate, AOneServerClientRefusesACluster) {
     EXPECT_FALSE(contains(message, "S3cret")) << message;
   }
 }
+
+}  // namespace
+}  // namespace unit_cluster_url_test

@@ -10,6 +10,7 @@
 #include <set>
 #include <vector>
 
+namespace unit_command_window_test {
 namespace {
 
 using Window = leasehold::detail::CommandWindow<int>;
@@ -21,8 +22,6 @@ struct Recorder {
     w.settle(weight, [this](int i) { return stale.count(i) == 0; }, [this](int i) { sent.push_back(i); });
   }
 };
-
-}  // namespace
 
 TEST(CommandWindow, SendsAtOnceUpToTheLimitAndHoldsBackTheRest) {
   Window w(4);
@@ -149,3 +148,6 @@ TEST(CommandWindow, RandomScheduleKeepsOrderLimitAndProgress) {
     }
   }
 }
+
+}  // namespace
+}  // namespace unit_command_window_test

@@ -10,11 +10,12 @@
 #include <chrono>
 #include <string>
 
+namespace unit_connection_reports_test {
+namespace {
+
 namespace lh = leasehold;
 using lh::detail::ConnectionReports;
 using namespace std::chrono_literals;
-
-namespace {
 
 const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
 
@@ -57,3 +58,4 @@ TEST(ConnectionReports, FailedSlotMapReadsAreNewsOncePerRunAndCause) {
 }
 
 }  // namespace
+}  // namespace unit_connection_reports_test

@@ -11,10 +11,11 @@
 #include <optional>
 #include <string>
 
+namespace unit_cron_test {
+namespace {
+
 namespace lh = leasehold;
 using namespace std::chrono;
-
-namespace {
 
 using SysTime = system_clock::time_point;
 
@@ -57,8 +58,6 @@ class ScopedTimeZone {
  private:
   std::optional<std::string> previous_;
 };
-
-}  // namespace
 
 TEST(Cron, EveryMinuteIsStrictlyAfter) {
   EXPECT_EQ(next_utc("* * * * *", at(2024y / 5 / 1, 10, 0, 0)), at(2024y / 5 / 1, 10, 1));
@@ -222,3 +221,6 @@ TEST(Cron, ErrorsAreInvalidArguments) {
   // 31 February never happens, but with a restricted day of week the OR rule still fires on Mondays.
   EXPECT_NO_THROW(lh::CronExpression::parse("0 0 31 2 MON"));
 }
+
+}  // namespace
+}  // namespace unit_cron_test

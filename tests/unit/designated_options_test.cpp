@@ -11,6 +11,7 @@
 
 #include <chrono>
 
+namespace unit_designated_options_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -46,3 +47,4 @@ TEST(DesignatedOptions, RedisTlsAndSentinelOptionsNamingOneFieldKeepTheOtherDefa
 }
 
 }  // namespace
+}  // namespace unit_designated_options_test

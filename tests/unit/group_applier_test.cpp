@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+namespace unit_group_applier_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -121,3 +122,4 @@ TEST_F(GroupApplierTest, AClosedFlagStaysClosedWhateverTheMachineSays) {
 }
 
 }  // namespace
+}  // namespace unit_group_applier_test

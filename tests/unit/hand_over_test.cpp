@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 
+namespace unit_hand_over_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -224,3 +225,4 @@ TEST(LeaseReplyListener, RenewAndAcquireShapes) {
 }
 
 }  // namespace
+}  // namespace unit_hand_over_test

@@ -9,6 +9,7 @@
 
 #include <leasehold/impl/options/name_rules.hpp>
 #include <leasehold/impl/lease/lease_scripts.hpp>
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_key_layout_option_test {
 namespace {
 
 namespace lh = leasehold;
@@ -26,9 +28,7 @@ using lh::KeyLayout;
 using lh::RedisOptions;
 using lh::test::url_error;
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
-}  // namespace
+using leasehold::test::contains;
 
 TEST(KeyLayoutOption, UnsetIsPlainOnAServerAndHashTaggedOnACluster) {
   const auto server = RedisOptions::from_url("redis://h:6379");
@@ -136,3 +136,6 @@ TEST(KeyLayoutOption, ReleaseNoticesOfTheHashTaggedLayoutNameTheKey) {
   EXPECT_NE(lh::detail::hand_over_script(Notices::published_tagged).sha1(),
             lh::detail::hand_over_script(Notices::published).sha1());
 }
+
+}  // namespace
+}  // namespace unit_key_layout_option_test

@@ -16,6 +16,9 @@
 #include <string_view>
 #include <utility>
 
+namespace unit_key_layout_test {
+namespace {
+
 using leasehold::KeyLayout;
 using leasehold::cluster::detail::key_slot;
 
@@ -147,3 +150,5 @@ TEST(KeyLayout, TheDataMarkerIsOnePerServerOrPerSlotAndNoGroupsKey) {
   const KeyLayout braced("{app}:leader:", KeyLayout::Form::hash_tagged);
   EXPECT_EQ(key_slot(braced.data_marker_key("reports")), key_slot(braced.lease_key("reports")));
 }
+}  // namespace
+}  // namespace unit_key_layout_test

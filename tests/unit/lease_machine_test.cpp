@@ -40,6 +40,7 @@ namespace leasehold::detail {
 
 }  // namespace leasehold::detail
 
+namespace unit_lease_machine_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -1662,8 +1663,6 @@ TEST(LeaseMachineProperty, RandomInputsKeepTheInvariants) {
   }
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------
 // A planned switch of master (Sentinel's +switch-master): the term survives
 // the reconnect when the new master has the lease, and ends at the deadline
@@ -1807,3 +1806,6 @@ TEST_F(DrainingMachineTest, ARefusedRenewalReleasesAtOnceAndAFailedOneIsRetried)
   EXPECT_OUT(timer(), .send = Command::renew, .seq = 3, .wake = t + kDrain);
   EXPECT_OUT(renewed(3, false), .send = Command::release, .seq = 4, .wake = now + kHoldOff);
 }
+
+}  // namespace
+}  // namespace unit_lease_machine_test

@@ -23,6 +23,9 @@
 #include <string_view>
 #include <vector>
 
+namespace unit_multiplexer_test {
+namespace {
+
 namespace lh = leasehold;
 namespace redis = leasehold::redis;
 using redis::Reply;
@@ -30,8 +33,6 @@ using redis::Request;
 using redis::detail::Multiplexer;
 using redis::detail::ScriptCall;
 using namespace std::chrono_literals;
-
-namespace {
 
 using time_point = std::chrono::steady_clock::time_point;
 const time_point t0 = time_point{} + 1h;
@@ -343,3 +344,4 @@ TEST_F(MultiplexerTest, OutputIsTakenWholeAndALargeWrittenBufferIsFreed) {
 }
 
 }  // namespace
+}  // namespace unit_multiplexer_test

@@ -9,11 +9,12 @@
 
 #include <gtest/gtest.h>
 
+namespace unit_observability_test {
+namespace {
+
 namespace lh = leasehold;
 namespace prom = lh::test::prometheus;
 using namespace std::chrono_literals;
-
-namespace {
 
 lh::Metrics sample_metrics(std::string instance, std::string group) {
   lh::Metrics m;
@@ -45,8 +46,6 @@ lh::Metrics sample_metrics(std::string instance, std::string group) {
   m.subscriber.name = "subscriber";
   return m;
 }
-
-}  // namespace
 
 TEST(LatencyHistogram, BucketsAreInclusiveAndCumulativeEndsAtCount) {
   lh::LatencyHistogram h;
@@ -241,3 +240,6 @@ TEST(Errors, AclRefusalsInsideScriptsAreNoPermission) {
             lh::errc::no_permission);
   EXPECT_EQ(lh::classify_server_error("ERR unknown command"), lh::errc::server_error);
 }
+
+}  // namespace
+}  // namespace unit_observability_test

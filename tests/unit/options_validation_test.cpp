@@ -4,6 +4,8 @@
 
 #include <leasehold/elector_options.hpp>
 
+#include "contains.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_options_validation_test {
 namespace {
 
 using leasehold::ElectorOptions;
@@ -41,7 +44,7 @@ std::string group_error(std::string_view group) {
   return {};
 }
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 // An error message must be printable on one log line whatever the input was.
 bool printable(std::string_view text) {
@@ -340,3 +343,4 @@ TEST(GroupNameValidation, TheSchedulersTickRecordSuffixIsRejected) {
 }
 
 }  // namespace
+}  // namespace unit_options_validation_test

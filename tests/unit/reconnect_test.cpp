@@ -13,14 +13,15 @@
 #include <string>
 #include <vector>
 
+namespace unit_reconnect_test {
+namespace {
+
 namespace lh = leasehold;
 namespace redis = leasehold::redis;
 using redis::Reply;
 using redis::detail::Reconnect;
 using Kind = Reconnect::Action::Kind;
 using namespace std::chrono_literals;
-
-namespace {
 
 using time_point = std::chrono::steady_clock::time_point;
 const time_point t0 = time_point{} + 1h;
@@ -384,3 +385,4 @@ TEST(ReconnectHandshake, UnderSentinelARefusedRoleFailsTheAttempt) {
 }
 
 }  // namespace
+}  // namespace unit_reconnect_test

@@ -2,6 +2,7 @@
 
 #include <leasehold/redis_options.hpp>
 
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+namespace unit_redis_options_test {
 namespace {
 
 using leasehold::RedisOptions;
@@ -31,9 +33,7 @@ std::string validate_error(const RedisOptions& options) {
   return {};
 }
 
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
+using leasehold::test::contains;
 
 // ---------------------------------------------------------------------------
 // Valid URLs
@@ -539,3 +539,4 @@ TEST(RedisOptionsValidate, NeverPrintsThePassword) {
 }
 
 }  // namespace
+}  // namespace unit_redis_options_test

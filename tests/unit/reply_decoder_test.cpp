@@ -12,9 +12,10 @@
 #include <string>
 #include <string_view>
 
-namespace redis = leasehold::redis;
-
+namespace unit_reply_decoder_test {
 namespace {
+
+namespace redis = leasehold::redis;
 
 // Feeds `bytes`, then returns the error the next reply attempt reports.
 leasehold::Error error_after(std::string_view bytes) {
@@ -36,8 +37,6 @@ std::optional<redis::Reply> first_reply(std::string_view bytes) {
   EXPECT_FALSE(error) << error.message();
   return reply;
 }
-
-}  // namespace
 
 TEST(ReplyDecoder, RepliesSplitAtEveryByteDecodeWhole) {
   const std::string stream = "*3\r\n$5\r\nhello\r\n:42\r\n*1\r\n+OK\r\n-ERR no\r\n$-1\r\n";
@@ -132,8 +131,6 @@ TEST(ReplyDecoder, AnArrayAtTheElementLimitIsAccepted) {
   EXPECT_EQ(reply->elements.size(), static_cast<std::size_t>(redis::detail::ReplyDecoder::max_array_elements));
 }
 
-namespace {
-
 // What hiredis itself rejects ("Multi-bulk length out of range"), named.
 constexpr std::string_view count_out_of_range =
     "invalid RESP from server: an array header announces an element count below -1 or above "
@@ -150,8 +147,6 @@ std::string too_many_elements([[maybe_unused]] std::string_view count) {
          " elements, more than the limit of 1048576";
 #endif
 }
-
-}  // namespace
 
 TEST(ReplyDecoder, AHugeArrayHeaderIsAProtocolErrorNamingTheLimit) {
   // Found by the reply fuzzer: hiredis would calloc 4.4 GB for this header.
@@ -208,3 +203,6 @@ TEST(ReplyDecoder, ErrorsAreSticky) {
   EXPECT_FALSE(decoder.next(again));
   EXPECT_TRUE(again);
 }
+
+}  // namespace
+}  // namespace unit_reply_decoder_test

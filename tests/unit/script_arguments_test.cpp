@@ -13,17 +13,16 @@
 #include <string_view>
 #include <vector>
 
-namespace redis = leasehold::redis;
-
+namespace unit_script_arguments_test {
 namespace {
+
+namespace redis = leasehold::redis;
 
 std::string whole(std::vector<std::string_view> argv) {
   std::string out;
   redis::encode_command(out, argv);
   return out;
 }
-
-}  // namespace
 
 TEST(ScriptArguments, EncodeTheSameBytesAsTheWholeCommand) {
   const redis::Script script("return {KEYS[1], ARGV[1]}");
@@ -148,3 +147,6 @@ TEST(ScriptArguments, ArgsOfSeveralCallsPutTheSharedArgumentsFirstAndNoKeys) {
   no_keys.encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0", shared_args[0], shared_args[1]}));
 }
+
+}  // namespace
+}  // namespace unit_script_arguments_test

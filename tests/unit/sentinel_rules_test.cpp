@@ -9,6 +9,7 @@
 
 #include <string>
 
+namespace unit_sentinel_rules_test {
 namespace {
 
 namespace lh = leasehold;
@@ -30,8 +31,6 @@ SentinelAnswer null_answer() {
   answer.kind = SentinelAnswer::Kind::null;
   return answer;
 }
-
-}  // namespace
 
 TEST(SentinelRules, AMasterReplyIsAnAddressANilOrAnError) {
   const auto named = read_master_reply(address("10.0.0.5", "6380"));
@@ -161,3 +160,6 @@ TEST(SentinelRules, TheHandshakeChecksRoleOnlyBehindSentinels) {
   const auto error = fsm.on_handshake_reply(Reply::make_array({Reply::make_string("slave")}));
   EXPECT_EQ(error.code, lh::errc::not_master);
 }
+
+}  // namespace
+}  // namespace unit_sentinel_rules_test

@@ -4,6 +4,7 @@
 
 #include <leasehold/redis_options.hpp>
 
+#include "contains.hpp"
 #include "url_error.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+namespace unit_sentinel_url_test {
 namespace {
 
 using leasehold::RedisOptions;
@@ -20,11 +22,9 @@ using namespace std::chrono_literals;
 
 using leasehold::test::url_error;
 
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+using leasehold::test::contains;
 
 bool same(const SentinelAddress& a, const SentinelAddress& b) { return a.host == b.host && a.port == b.port; }
-
-}  // namespace
 
 TEST(SentinelUrl, ListsTheSentinelsWithTheDefaultPortAndNamesTheMaster) {
   const auto o = RedisOptions::from_url("redis-sentinel://s1:26380,s2,[::1]:5000/3#mymaster");
@@ -146,7 +146,7 @@ TEST(SentinelOptionsValidate, NamesTheBadField) {
     return "";
   };
   RedisOptions o;
-  o.sentinel.emplace();
+  o.sentinel = leasehold::SentinelOptions{};  // not emplace(): g++ 12 -O2 wrongly warns maybe-uninitialized
   EXPECT_EQ(error_of(o), "RedisOptions.sentinel.master_name is empty");
   o.sentinel->master_name = "m";
   EXPECT_EQ(error_of(o), "RedisOptions.sentinel.sentinels is empty (give at least one sentinel)");
@@ -166,3 +166,6 @@ TEST(SentinelOptionsValidate, NamesTheBadField) {
   o.unix_socket.clear();
   EXPECT_EQ(error_of(o), "");
 }
+
+}  // namespace
+}  // namespace unit_sentinel_url_test

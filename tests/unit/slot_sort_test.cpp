@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+namespace unit_slot_sort_test {
 namespace {
 
 struct Item {
@@ -17,8 +18,6 @@ struct Item {
   int order = 0;  // where it was queued
   bool operator==(const Item&) const = default;
 };
-
-}  // namespace
 
 TEST(SortBySlot, OrdersBySlotAndKeepsEachSlotsQueueOrder) {
   std::mt19937 rng(7);
@@ -38,3 +37,6 @@ TEST(SortBySlot, OrdersBySlotAndKeepsEachSlotsQueueOrder) {
     EXPECT_EQ(items, expected) << n << " items";
   }
 }
+
+}  // namespace
+}  // namespace unit_slot_sort_test

@@ -15,13 +15,14 @@
 #include <string_view>
 #include <vector>
 
+namespace unit_subscriber_test {
+namespace {
+
 namespace lh = leasehold;
 namespace redis = leasehold::redis;
 using redis::Reply;
 using redis::detail::Subscriber;
 using Kind = Subscriber::Event::Kind;
-
-namespace {
 
 std::string encoded(std::initializer_list<std::string_view> command) { return redis::Request(command).payload(); }
 
@@ -151,10 +152,6 @@ TEST(Subscriber, AnythingElseIsAProtocolError) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Sharded pub/sub (Redis Cluster): one SSUBSCRIBE per channel, since one
 // command may name channels of a single slot only.
 TEST(Subscriber, ShardChannelsAreSubscribedOneCommandEachAndAgainOnANewConnection) {
@@ -217,3 +214,4 @@ TEST(Subscriber, AShardChannelTheServerEndsIsReportedDroppedAndNoLongerWanted) {
 }
 
 }  // namespace
+}  // namespace unit_subscriber_test

@@ -5,13 +5,14 @@
 
 #include <gtest/gtest.h>
 
+namespace unit_tick_rule_test {
+namespace {
+
 namespace lh = leasehold;
 using namespace std::chrono;
 using lh::detail::SysTime;
 
-namespace {
 SysTime ms(long long v) { return SysTime(milliseconds(v)); }
-}  // namespace
 
 TEST(EveryRule, TicksAreMultiplesOfTheIntervalSinceTheEpoch) {
   const auto rule = lh::detail::every_rule(milliseconds(1000));
@@ -42,3 +43,6 @@ TEST(CronRule, LatestInWalksForward) {
   EXPECT_EQ(rule->latest_in(noon + seconds(1), noon + minutes(4)), std::nullopt);
   EXPECT_EQ(rule->name(), "cron */5 * * * * utc");
 }
+
+}  // namespace
+}  // namespace unit_tick_rule_test

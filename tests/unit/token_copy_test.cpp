@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+namespace unit_token_copy_test {
 namespace {
 
 using leasehold::cli::CopyOutcome;
@@ -21,8 +22,6 @@ using leasehold::cli::parse_ticks;
 using leasehold::cli::plan_copy;
 using leasehold::cli::plan_ticks;
 using leasehold::redis::Reply;
-
-}  // namespace
 
 TEST(TokenCopy, NeverLowersACounter) {
   EXPECT_EQ(plan_copy(7, std::nullopt), CopyOutcome::copied);
@@ -70,3 +69,6 @@ TEST(TokenCopy, TicksAreRaisedPerScheduleNeverLowered) {
   EXPECT_EQ(plan_ticks(source, source), (std::pair<std::size_t, std::size_t>{0, 3}));
   EXPECT_EQ(plan_ticks({}, target), (std::pair<std::size_t, std::size_t>{0, 0}));
 }
+
+}  // namespace
+}  // namespace unit_token_copy_test

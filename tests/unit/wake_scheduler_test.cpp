@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+namespace unit_wake_scheduler_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -21,8 +22,6 @@ struct Item {
 };
 
 const TimePoint t0{std::chrono::seconds(1000)};
-
-}  // namespace
 
 TEST(WakeScheduler, ArmsForTheEarliestWakeAndOnlyReArmsForAnEarlierOne) {
   leasehold::detail::WakeScheduler<Item> s(16);
@@ -105,3 +104,6 @@ TEST(WakeScheduler, RemovingTheOnlyItemLeavesNothingToArm) {
   EXPECT_TRUE(s.empty());
   EXPECT_FALSE(s.arm().has_value());
 }
+
+}  // namespace
+}  // namespace unit_wake_scheduler_test

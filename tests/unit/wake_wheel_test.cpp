@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+namespace unit_wake_wheel_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -48,8 +49,6 @@ std::vector<std::uint32_t> take(WakeWheel<Item>& wheel, TimePoint now, std::size
   wheel.take_due(now, most, out);
   return out;
 }
-
-}  // namespace
 
 TEST(WakeWheel, TakesExactlyTheDueItemsOnceAndNeverAnEarliestAfterTheTruth) {
   for (unsigned seed = 1; seed <= 20; ++seed) {
@@ -164,3 +163,6 @@ TEST(WakeWheel, MovingOrRemovingKeepsOneEntryAndRemovingAnUnqueuedItemChangesNot
   EXPECT_EQ(taken, (std::vector<std::uint32_t>{b.wake_id}));
   EXPECT_TRUE(wheel.empty());
 }
+
+}  // namespace
+}  // namespace unit_wake_wheel_test

@@ -9,12 +9,13 @@
 #include <chrono>
 #include <string>
 
+namespace unit_watchdog_test {
+namespace {
+
 namespace lh = leasehold;
 using leasehold::redis::detail::Watchdog;
 using Kind = Watchdog::Verdict::Kind;
 using namespace std::chrono_literals;
-
-namespace {
 
 using time_point = std::chrono::steady_clock::time_point;
 const time_point t0 = time_point{} + 1h;
@@ -102,3 +103,4 @@ TEST(Watchdog, EachTimeoutNamesTheServerAndTheBound) {
 }
 
 }  // namespace
+}  // namespace unit_watchdog_test
