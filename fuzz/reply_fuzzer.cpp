@@ -1,6 +1,6 @@
 // Server bytes -> RESP decoder -> replies to the lease commands -> the lease
 // state machine, through the same reply parsing as the elector
-// (src/lease_replies.hpp), interleaved with timer ticks, connection loss,
+// (impl/lease/lease_replies.hpp), interleaved with timer ticks, connection loss,
 // release notices, step-down and stop.
 //
 // Input: a sequence of records, each an op byte and its operands:

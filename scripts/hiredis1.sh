@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds leasehold against hiredis 1.2.0 instead of Debian's 0.14 and runs the
 # unit tests and the client's integration tests, so that the HIREDIS_MAJOR
-# branches in src/redis/codec.cpp stay compiled and tested.
+# branches in include/leasehold/impl/protocol/codec.ipp stay compiled and tested.
 #
 # Debian 12 packages no hiredis 1.x; its 1.2.0 sources ship inside the npm
 # package redis-fast-driver@2.2.6 (deps/hiredis), which this fetches once with

@@ -1,6 +1,6 @@
 // leasehold step-down GROUP --as ID
 //
-// Runs the library's own release script (src/lease_scripts.cpp), so that the
+// Runs the library's own release script (impl/lease/lease_scripts.ipp), so that the
 // outcome is exactly what the holder's step_down() would do: delete only if
 // the lease holds ID, and publish ID on the release channel so that standbys
 // campaign at once.

@@ -1,7 +1,7 @@
 #pragma once
 // The non-template core of the guards: running work inside one term of
 // leadership and cancelling it when the term ends. Compiled once, in
-// src/leader_work.cpp.
+// impl/work/leader_work.ipp.
 
 #include <leasehold/elector.hpp>
 #include <leasehold/term.hpp>

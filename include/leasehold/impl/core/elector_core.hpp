@@ -3,7 +3,7 @@
 // machines, the command window and the wake scheduler, driven by inputs that
 // carry `now`. It sends lease commands through a LeaseTransport and tells an
 // ElectorListener about terms, errors, and when to wake it. The Asio
-// elector (elector.cpp) and the simulation (tests/simulation) drive it.
+// elector (elector/elector_impl.hpp) and the simulation (tests/simulation) drive it.
 //
 // Threading: register_group(), find(), groups() and lifecycle() from any
 // thread; everything else on the driver's executor only.
