@@ -12,7 +12,6 @@
 #include "support/redis_server.hpp"
 #include "support/sentinel_topology.hpp"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -84,14 +83,6 @@ lh::RedisOptions as_leasehold_user(const lh::test::RedisServer& server) {
   return redis;
 }
 
-std::string errors_of(Fleet& fleet) {
-  std::string out;
-  for (std::size_t i = 0; i < fleet.size(); ++i) {
-    for (const auto& e : fleet.events(i).errors) out += fmt::format("{} [{}]: {}\n", i, e.group, e.error.message());
-  }
-  return out;
-}
-
 TEST(Acl, DocumentedRuleIsMinimalAndNamesEveryCommandLeaseholdSends) {
   const auto rule = words(documented_rule());
   ASSERT_GE(rule.size(), 4u);
@@ -123,8 +114,8 @@ TEST(Acl, ElectorRunsAsTheDocumentedUserLeadsHandsOverAndReleases) {
   fleet.add(options);
   fleet.add(options);
   auto first = fleet.wait_single_leader();
-  ASSERT_TRUE(first) << errors_of(fleet);
-  ASSERT_TRUE(fleet.wait_single_leader("reports")) << errors_of(fleet);
+  ASSERT_TRUE(first) << fleet.errors();
+  ASSERT_TRUE(fleet.wait_single_leader("reports")) << fleet.errors();
   lh::test::run_for(fleet.io, 1200ms);  // renewals run too
   ASSERT_TRUE(fleet.run_checking_single_leader(100ms));
 
@@ -219,15 +210,15 @@ void expect_leads_and_hands_over(Fleet& fleet, lh::ElectorOptions options) {
   fleet.add(options);
   fleet.add(options);
   auto first = fleet.wait_single_leader("reports");
-  ASSERT_TRUE(first) << errors_of(fleet);
+  ASSERT_TRUE(first) << fleet.errors();
   lh::test::run_for(fleet.io, 1000ms);  // renewals run too
   const auto before = std::chrono::steady_clock::now();
   fleet.at(*first).step_down("reports", [](lh::error_code ec) { EXPECT_FALSE(ec) << ec.message(); });
   const std::size_t other = 1 - *first;
-  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.at(other).is_leader("reports"); }, 3s)) << errors_of(fleet);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.at(other).is_leader("reports"); }, 3s)) << fleet.errors();
   EXPECT_LT(std::chrono::steady_clock::now() - before, 800ms) << "faster than a ttl or a poll";
   fleet.stop_all();
-  EXPECT_EQ(errors_of(fleet), "");
+  EXPECT_EQ(fleet.errors(), "");
 }
 
 TEST(Acl, SentinelDocumentedRulesOnDataNodesAndSentinelsWorkInConfirmMode) {
@@ -276,8 +267,8 @@ TEST(Acl, WithoutInfoEveryNewGroupWaitsTheGuardAndTheElectorSaysSoOnce) {
   auto options = fast_options("first");
   options.groups = {"reports"};
   fleet.add(options);
-  ASSERT_TRUE(fleet.wait_leading(0, "default")) << errors_of(fleet);
-  ASSERT_TRUE(fleet.wait_leading(0, "reports")) << errors_of(fleet);
+  ASSERT_TRUE(fleet.wait_leading(0, "default")) << fleet.errors();
+  ASSERT_TRUE(fleet.wait_leading(0, "reports")) << fleet.errors();
 
   // Long after the first groups: a marker would be a ttl old by now.
   options.instance_id = "second";
@@ -286,8 +277,8 @@ TEST(Acl, WithoutInfoEveryNewGroupWaitsTheGuardAndTheElectorSaysSoOnce) {
   auto admin = server.admin();
   ASSERT_TRUE(run_until(fleet.io, [&] { return admin.get("leader:late").has_value(); }));
   EXPECT_EQ(admin.get("leader:late"), "") << "held by the guard";
-  ASSERT_TRUE(fleet.wait_leading(1, "late")) << errors_of(fleet);
-  EXPECT_EQ(errors_of(fleet), "");
+  ASSERT_TRUE(fleet.wait_leading(1, "late")) << fleet.errors();
+  EXPECT_EQ(fleet.errors(), "");
   EXPECT_EQ(log.count({"cannot tell a new group", "elector first", "INFO: "}), 1U) << log.dump();
   EXPECT_EQ(log.count({"cannot tell a new group", "elector second"}), 1U) << log.dump();
 }

@@ -162,14 +162,6 @@ std::optional<std::size_t> leader_on(Fleet& fleet, const RedisServer& server) {
   return std::nullopt;
 }
 
-std::string errors_of(Fleet& fleet) {
-  std::string out;
-  for (std::size_t i = 0; i < fleet.size(); ++i) {
-    for (const auto& e : fleet.events(i).errors) out += std::to_string(i) + ": " + e.error.message() + "\n";
-  }
-  return out;
-}
-
 class ManagedFailover : public testing::TestWithParam<int> {};
 
 TEST_P(ManagedFailover, LeadershipFollowsTheHostNameToThePromotedReplica) {
@@ -200,7 +192,7 @@ TEST_P(ManagedFailover, LeadershipFollowsTheHostNameToThePromotedReplica) {
     o.confirm_timeout = 200ms;
     fleet.add(o);
   }
-  ASSERT_TRUE(watch.until([&] { return leader_on(fleet, first).has_value(); }, 15s)) << errors_of(fleet);
+  ASSERT_TRUE(watch.until([&] { return leader_on(fleet, first).has_value(); }, 15s)) << fleet.errors();
 
   // The failover, in a managed service's order: promote, move the name,
   // demote the old primary under the new one.

@@ -62,11 +62,12 @@ struct Watch : lh::test::OverlapWatch {
   }
 };
 
-/// Both electors campaign; returns once one leads.
-void start_two(Fleet& fleet, int replicas = 2) {
+/// Both electors campaign; returns once one leads. The first term waits for
+/// the replicas' acknowledgements: a generous bound for a busy machine.
+void start_two(Fleet& fleet, const SentinelTopology& topology, int replicas = 2) {
   fleet.add(confirming("a", replicas));
   fleet.add(confirming("b", replicas));
-  ASSERT_TRUE(fleet.wait_single_leader());
+  ASSERT_TRUE(fleet.wait_single_leader("default", 30s)) << fleet.errors() << topology.log_tails();
 }
 
 bool someone_leads_on(Fleet& fleet, SentinelTopology& topology, std::size_t node) {
@@ -81,7 +82,7 @@ bool someone_leads_on(Fleet& fleet, SentinelTopology& topology, std::size_t node
 TEST(SentinelFailover, AfterTheMasterIsKilledTheGroupIsLedOnThePromotedReplicaOnceTheOldMasterRejoins) {
   SentinelTopology topology;
   Fleet fleet(sentinel_redis(topology));
-  start_two(fleet);
+  start_two(fleet, topology);
   topology.kill_master();
   Watch watch{fleet};
   const auto promoted = watch.promotion(topology);
@@ -89,7 +90,7 @@ TEST(SentinelFailover, AfterTheMasterIsKilledTheGroupIsLedOnThePromotedReplicaOn
   topology.restart_node(0);
   ASSERT_TRUE(watch.until([&] { return topology.is_replica_of(0, *promoted); }, 30s)) << topology.log_tails();
   EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s)) << topology.log_tails();
-  EXPECT_FALSE(watch.overlap);
+  EXPECT_FALSE(watch.overlap) << fleet.errors() << topology.log_tails();
   expect_distinct_tokens(fleet);
 }
 
@@ -98,13 +99,13 @@ TEST(SentinelFailover, AfterTheMasterIsKilledTheGroupIsLedOnThePromotedReplicaOn
 TEST(SentinelFailover, WithOneConfirmationOfTwoAKilledMasterIsFollowedWithoutWaitingForIt) {
   SentinelTopology topology;
   Fleet fleet(sentinel_redis(topology));
-  start_two(fleet, 1);
+  start_two(fleet, topology, 1);
   topology.kill_master();
   Watch watch{fleet};
   const auto promoted = watch.promotion(topology);
   ASSERT_TRUE(promoted) << topology.log_tails();
   EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s)) << topology.log_tails();
-  EXPECT_FALSE(watch.overlap);
+  EXPECT_FALSE(watch.overlap) << fleet.errors() << topology.log_tails();
   expect_distinct_tokens(fleet);
 }
 
@@ -114,15 +115,16 @@ TEST(SentinelFailover, WithOneConfirmationOfTwoAKilledMasterIsFollowedWithoutWai
 TEST(SentinelFailover, AFrozenMasterThatComesBackAfterThePromotionNeverYieldsASecondLeader) {
   SentinelTopology topology;
   Fleet fleet(sentinel_redis(topology));
-  start_two(fleet);
+  start_two(fleet, topology);
   topology.pause_node(0);
   Watch watch{fleet};
   const auto promoted = watch.promotion(topology);
   ASSERT_TRUE(promoted) << topology.log_tails();
   topology.resume_node(0);
   ASSERT_TRUE(watch.until([&] { return topology.is_replica_of(0, *promoted); }, 30s)) << topology.log_tails();
-  EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s));
-  EXPECT_FALSE(watch.overlap);
+  EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 20s))
+      << fleet.errors() << topology.log_tails();
+  EXPECT_FALSE(watch.overlap) << fleet.errors() << topology.log_tails();
   expect_distinct_tokens(fleet);
 }
 
@@ -132,14 +134,14 @@ TEST(SentinelFailover, AFrozenMasterThatComesBackAfterThePromotionNeverYieldsASe
 TEST(SentinelFailover, AManualFailoverMovesTheGroupToTheNewMasterWithoutASecondLeader) {
   SentinelTopology topology;
   Fleet fleet(sentinel_redis(topology));
-  start_two(fleet);
+  start_two(fleet, topology);
   topology.manual_failover();
   Watch watch{fleet};
   const auto promoted = watch.promotion(topology);
   ASSERT_TRUE(promoted) << topology.log_tails();
   EXPECT_TRUE(watch.until([&] { return someone_leads_on(fleet, topology, *promoted); }, 30s)) << topology.log_tails();
   watch.until([] { return false; }, 2s);  // two more seconds under watch
-  EXPECT_FALSE(watch.overlap);
+  EXPECT_FALSE(watch.overlap) << fleet.errors() << topology.log_tails();
   expect_distinct_tokens(fleet);
 }
 

@@ -85,6 +85,17 @@ class Fleet {
   }
   RecordedEvents& events(std::size_t i) { return *events_.at(i); }
   std::size_t size() const { return electors_.size(); }
+  /// Every error event so far, a line each ("<elector> [<group>]: <message>"),
+  /// for failure messages.
+  std::string errors() {
+    std::string out;
+    for (std::size_t i = 0; i < size(); ++i) {
+      for (const auto& e : events(i).errors) {
+        out += std::to_string(i) + " [" + e.group + "]: " + e.error.message() + "\n";
+      }
+    }
+    return out;
+  }
 
   /// Destroys elector i without a graceful stop: its leases stay in Redis
   /// until they expire, as after a crash.
