@@ -105,6 +105,22 @@ std::vector<std::string> lines(const std::string& text) {
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
+// How many notice channels the CLI's connections to `server` subscribe to
+// (CLIENT LIST's sub + ssub of the clients named leasehold-cli...). A notice
+// published before `watch` subscribed its channel never reaches it, so a
+// test that expects "released" steps down only once the watch listens.
+long long cli_subscriptions(const RedisServer& server) {
+  long long n = 0;
+  for (const auto& client : lines(server.admin().call({"CLIENT", "LIST"}).str)) {
+    if (!contains(client, " name=leasehold-cli")) continue;
+    for (const std::string field : {" sub=", " ssub="}) {
+      const auto at = client.find(field);
+      if (at != std::string::npos) n += std::stoll(client.substr(at + field.size()));
+    }
+  }
+  return n;
+}
+
 // Two electors on "default" and "reports"; returns once both groups have a leader.
 // Two electors on one server. A ttl far above any stall of a loaded machine,
 // so the leader found at construction stays the leader until a test moves it
@@ -416,6 +432,9 @@ TEST(Cli, WatchPrintsAReleaseAndTheTakeoverAndStopsOnSigint) {
   ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return has("default  held  by " + c.leader_id()); }, 10s))
       << watch.out() << watch.err();
   EXPECT_TRUE(has("^" + ts + "  reports  held  by ")) << watch.out();
+  // Both groups' channels: "default" and "reports".
+  ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return cli_subscriptions(server) >= 2; }, 10s))
+      << server.admin().call({"CLIENT", "LIST"}).str;
 
   c.fleet.at(c.leader).step_down("default", [](lh::error_code) {});
   ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return has("default  acquired  by " + c.standby_id()); }, 10s))
@@ -573,6 +592,17 @@ TEST(Cli, OnAClusterStepDownIsHeardOnTheShardAndWatchReportsIt) {
   auto has = [&](const std::string& text) { return contains(watch.out(), text); };
   ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return has("f  held  by "); }, 15s))
       << watch.out() << watch.err();
+  // One channel per slot, on the slot's master.
+  std::set<int> slots;
+  for (const auto& g : c.groups) slots.insert(c.topology.key_slot("leader:{" + g + "}"));
+  auto subscriptions = [&] {
+    long long n = 0;
+    for (const auto m : c.topology.masters()) n += cli_subscriptions(c.topology.node(m));
+    return n;
+  };
+  ASSERT_TRUE(lh::test::run_until(c.fleet.io, [&] { return subscriptions() >= static_cast<long long>(slots.size()); },
+                                  10s))
+      << subscriptions() << " of " << slots.size();
 
   for (const std::string group : {"a", "d"}) {
     const std::string leader = c.fleet.at(c.leader_of(group)).instance_id();
