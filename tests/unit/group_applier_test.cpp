@@ -43,7 +43,7 @@ struct Recorder final : d::ElectorListener, d::CommandSink {
   void send(d::GroupState&, Command c, std::uint64_t, TimePoint) override {
     log.push_back(c == Command::acquire ? "send acquire" : c == Command::renew ? "send renew" : "send release");
   }
-  void schedule(d::GroupState&, std::optional<TimePoint> wake) override { log.push_back(wake ? "wake" : "no wake"); }
+  void schedule(d::GroupState&, std::optional<TimePoint> wake, bool) override { log.push_back(wake ? "wake" : "no wake"); }
   void machine_stopped(d::GroupState&, TimePoint) override { log.push_back("stopped"); }
 };
 

@@ -95,6 +95,7 @@ struct Want {
   Command send = Command::none;
   std::uint64_t seq = 0;
   std::optional<TimePoint> wake = std::nullopt;
+  bool exact_wake = false;
   bool elected = false;
   std::optional<RevokeReason> revoked = std::nullopt;
   bool holder_changed = false;
@@ -107,6 +108,7 @@ void check_output(const Output& out, const Want& want) {
   EXPECT_EQ(out.send, want.send) << "send";
   EXPECT_EQ(out.seq, want.seq) << "seq";
   EXPECT_EQ(At{out.wake}, At{want.wake}) << "wake";
+  EXPECT_EQ(out.exact_wake, want.exact_wake) << "exact_wake";
   EXPECT_EQ(out.elected, want.elected) << "elected";
   EXPECT_EQ(out.revoked, want.revoked) << "revoked";
   EXPECT_EQ(out.holder_changed, want.holder_changed) << "holder_changed";
@@ -611,21 +613,53 @@ TEST_F(LeaseMachineTest, ForeignHolderWithNoticesWaitsUntilItsLeaseCanHaveExpire
   EXPECT_TRUE(m.notices_available());
   EXPECT_OUT(connected(), .send = Command::acquire, .seq = 1);
   advance(20ms);
-  // PTTL was read after kT0: the holder's lease can end at kT0 + 3000ms at the earliest.
-  EXPECT_OUT(held_by(1, "other", 3000), .wake = kT0 + 3001ms, .holder_changed = true);
+  // PTTL was read after kT0: the holder's lease can end at kT0 + 3001ms at
+  // the earliest. One more look lapse_check before that, on the grid.
+  EXPECT_OUT(held_by(1, "other", 3000), .wake = kT0 + 3001ms - LeaseMachine::lapse_check, .holder_changed = true);
   EXPECT_EQ(m.holder(), "other");
   EXPECT_EQ(m.state(), LeaseState::candidate);
   EXPECT_EQ(m.in_flight(), Command::none);
   expect_not_leader();
-  advance_to(kT0 + 3000ms);
-  EXPECT_OUT(timer(), .wake = kT0 + 3001ms);
+  advance_to(kT0 + 2995ms);
+  EXPECT_OUT(timer(), .wake = kT0 + 3001ms - LeaseMachine::lapse_check);
   advance(1ms);
   EXPECT_OUT(timer(), .send = Command::acquire, .seq = 2);
+  const TimePoint look = now;
+  advance(1ms);
+  // Not renewed: 4 ms left. An exact wake at its end.
+  EXPECT_OUT(held_by(2, "other", 4), .wake = look + 5ms, .exact_wake = true);
+  advance(3ms);
+  EXPECT_OUT(timer(), .wake = look + 5ms, .exact_wake = true);
+  advance(1ms);
+  EXPECT_OUT(timer(), .send = Command::acquire, .seq = 3);
   const TimePoint sent = now;
-  advance(20ms);
-  EXPECT_OUT(acquired(2, kToken + 1), .wake = renewal_grid(sent + kHeartbeat), .elected = true, .holder_changed = true);
+  advance(1ms);
+  EXPECT_OUT(acquired(3, kToken + 1), .wake = renewal_grid(sent + kHeartbeat), .elected = true, .holder_changed = true);
   expect_leader(sent);
   EXPECT_EQ(m.token(), kToken + 1);
+}
+
+// A live holder renews long before its lease's last lapse_check: the look
+// then finds a fresh lease, and the wait goes on on the grid.
+TEST_F(LeaseMachineTest, AFreshLeaseSeenAtTheLastLookIsWaitedForOnTheGrid) {
+  EXPECT_OUT(start());
+  EXPECT_OUT(notices(true));
+  EXPECT_OUT(connected(), .send = Command::acquire, .seq = 1);
+  advance(1ms);
+  EXPECT_OUT(held_by(1, "other", 3000), .wake = kT0 + 3001ms - LeaseMachine::lapse_check, .holder_changed = true);
+  advance_to(kT0 + 3001ms - LeaseMachine::lapse_check);
+  EXPECT_OUT(timer(), .send = Command::acquire, .seq = 2);
+  const TimePoint look = now;
+  advance(1ms);
+  EXPECT_OUT(held_by(2, "other", 2000), .wake = look + 2001ms - LeaseMachine::lapse_check);
+  // A lease at most lapse_check from its end is waited for exactly, and a
+  // loss of notices ends that (a poll at the retry interval is no lapse).
+  advance_to(look + 2001ms - LeaseMachine::lapse_check);
+  EXPECT_OUT(timer(), .send = Command::acquire, .seq = 3);
+  const TimePoint last = now;
+  advance(1ms);
+  EXPECT_OUT(held_by(3, "other", 5), .wake = last + 6ms, .exact_wake = true);
+  EXPECT_OUT(notices(false), .wake = last + 6ms);
 }
 
 TEST_F(LeaseMachineTest, ForeignHolderWithoutNoticesPollsAtTheRetryInterval) {
@@ -641,7 +675,7 @@ TEST_F(LeaseMachineTest, ForeignHolderWithoutNoticesPollsAtTheRetryInterval) {
   const TimePoint sent3 = now;
   advance(20ms);
   // A lease that ends before the next poll is tried when it ends.
-  EXPECT_OUT(held_by(3, "other", 300), .wake = sent3 + 301ms);
+  EXPECT_OUT(held_by(3, "other", 300), .wake = sent3 + 301ms - LeaseMachine::lapse_check);
 }
 
 TEST_F(LeaseMachineTest, ForeignHolderWithoutTtlPollsAtTheRetryInterval) {
@@ -682,7 +716,7 @@ TEST_F(LeaseMachineTest, ReleaseNoticeAcquiresAtOnce) {
   EXPECT_OUT(notices(true));
   EXPECT_OUT(connected(), .send = Command::acquire, .seq = 1);
   advance(20ms);
-  EXPECT_OUT(held_by(1, "other", 3000), .wake = kT0 + 3001ms, .holder_changed = true);
+  EXPECT_OUT(held_by(1, "other", 3000), .wake = kT0 + 3001ms - LeaseMachine::lapse_check, .holder_changed = true);
   advance(500ms);
   EXPECT_OUT(notice(), .send = Command::acquire, .seq = 2);
   EXPECT_EQ(m.holder(), "");  // released: unknown until the reply says
@@ -820,7 +854,7 @@ TEST_F(LeaseMachineTest, NoticesBecomingUnavailableClampsTheNextAttemptToTheRetr
   EXPECT_OUT(notices(true));
   EXPECT_OUT(connected(), .send = Command::acquire, .seq = 1);
   advance(20ms);
-  EXPECT_OUT(held_by(1, "other", 3000), .wake = kT0 + 3001ms, .holder_changed = true);
+  EXPECT_OUT(held_by(1, "other", 3000), .wake = kT0 + 3001ms - LeaseMachine::lapse_check, .holder_changed = true);
   advance(100ms);
   EXPECT_OUT(notices(false), .wake = now + kRetry);
   EXPECT_FALSE(m.notices_available());
@@ -833,9 +867,9 @@ TEST_F(LeaseMachineTest, NoticesBecomingUnavailableNeverPostponesAnEarlierAttemp
   EXPECT_OUT(notices(true));
   EXPECT_OUT(connected(), .send = Command::acquire, .seq = 1);
   advance(20ms);
-  EXPECT_OUT(held_by(1, "other", 300), .wake = kT0 + 301ms, .holder_changed = true);
+  EXPECT_OUT(held_by(1, "other", 300), .wake = kT0 + 296ms, .holder_changed = true);
   advance(100ms);
-  EXPECT_OUT(notices(false), .wake = kT0 + 301ms);
+  EXPECT_OUT(notices(false), .wake = kT0 + 296ms);
 }
 
 TEST_F(LeaseMachineTest, NoticesTogglingWhileLeaderChangesNothing) {

@@ -52,6 +52,34 @@ TEST(WakeScheduler, FiresDueItemsInOrderAndLeavesTheRest) {
   EXPECT_EQ(s.arm(), t0 + 40ms);
 }
 
+// Wakes count in whole milliseconds, rounded up, except an exact one: armed
+// for its instant, taken at it, and moved back to the grid when set again.
+TEST(WakeScheduler, AnExactWakeIsArmedAndTakenAtItsInstantInsteadOfTheNextMillisecond) {
+  leasehold::detail::WakeScheduler<Item> s(16);
+  Item grid{1}, exact{2};
+  s.set(grid, t0 + 10ms + 300us);
+  EXPECT_EQ(s.arm(), t0 + 11ms);
+  EXPECT_TRUE(s.set(exact, t0 + 10ms + 400us, true));
+  EXPECT_EQ(s.arm(), t0 + 10ms + 400us);
+  EXPECT_FALSE(s.empty());
+
+  std::vector<int> fired;
+  s.fire(t0 + 10ms + 350us, [&](Item& i) { fired.push_back(i.id); });
+  EXPECT_TRUE(fired.empty()) << "neither is due yet";
+  s.fire(t0 + 10ms + 400us, [&](Item& i) { fired.push_back(i.id); });
+  EXPECT_EQ(fired, (std::vector<int>{2})) << "the exact one at its instant, the other in the next millisecond";
+  s.fire(t0 + 11ms, [&](Item& i) { fired.push_back(i.id); });
+  EXPECT_EQ(fired, (std::vector<int>{2, 1}));
+  EXPECT_TRUE(s.empty());
+
+  EXPECT_TRUE(s.expired(t0 + 10ms + 400us));
+  s.set(exact, t0 + 20ms + 100us, true);
+  s.set(exact, t0 + 20ms + 100us);  // set again without `exact`: on the grid
+  EXPECT_EQ(s.arm(), t0 + 21ms);
+  s.set(exact, std::nullopt);
+  EXPECT_TRUE(s.empty());
+}
+
 TEST(WakeScheduler, APerTurnBudgetLeavesDueItemsForTheNextTurnArmedInThePast) {
   leasehold::detail::WakeScheduler<Item> s(3);
   std::vector<Item> items(7);

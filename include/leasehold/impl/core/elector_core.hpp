@@ -125,7 +125,7 @@ class ElectorCore final : public LeaseReplyListener, private CommandSink {
 
   void apply(GroupState& group, const Output& out, TimePoint now) { applier_.apply(group, out, now); }
   void send(GroupState& group, Command command, std::uint64_t seq, TimePoint now) override;
-  void schedule(GroupState& group, std::optional<TimePoint> wake) override;
+  void schedule(GroupState& group, std::optional<TimePoint> wake, bool exact) override;
   void machine_stopped(GroupState& group, TimePoint now) override;
   void write(const Queued& command, TimePoint now);
   void renew_slot_groups(GroupState& group, TimePoint now);

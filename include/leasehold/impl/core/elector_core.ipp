@@ -227,8 +227,8 @@ void ElectorCore::work_drained(GroupState& g, TimePoint now) {
 
 // ---- wakes -------------------------------------------------------------------
 
-void ElectorCore::schedule(GroupState& g, std::optional<TimePoint> wake) {
-  if (wakes_.set(g, lifecycle() == Lifecycle::stopped ? std::nullopt : wake)) arm();
+void ElectorCore::schedule(GroupState& g, std::optional<TimePoint> wake, bool exact) {
+  if (wakes_.set(g, lifecycle() == Lifecycle::stopped ? std::nullopt : wake, exact)) arm();
 }
 
 void ElectorCore::arm() {

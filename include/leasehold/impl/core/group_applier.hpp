@@ -18,7 +18,8 @@ namespace leasehold::detail {
 class CommandSink {
  public:
   virtual void send(GroupState& group, Command command, std::uint64_t seq, TimePoint now) = 0;
-  virtual void schedule(GroupState& group, std::optional<TimePoint> wake) = 0;
+  /// `exact`: Output::exact_wake.
+  virtual void schedule(GroupState& group, std::optional<TimePoint> wake, bool exact) = 0;
   virtual void machine_stopped(GroupState& group, TimePoint now) = 0;
 
  protected:

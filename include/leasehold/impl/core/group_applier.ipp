@@ -48,7 +48,7 @@ void GroupApplier::apply(GroupState& g, const Output& out, TimePoint now) {
   const auto& m = g.machine;
   const bool renewal_pending = m.is_leader() && m.in_flight() != Command::renew;
   g.renew_due_ns.store(renewal_pending ? to_ns(m.renewal_due()) : 0, std::memory_order_relaxed);
-  commands_.schedule(g, out.wake);
+  commands_.schedule(g, out.wake, out.exact_wake);
   if (out.stopped) commands_.machine_stopped(g, now);
 }
 

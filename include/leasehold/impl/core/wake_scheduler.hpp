@@ -3,13 +3,16 @@
 // must fire. Pure logic: the driver owns the timer, arms it when arm() says
 // so, and calls fire() when it expires. A turn handles at most `per_turn`
 // due groups; the rest stay due and the timer is armed in the past, so a
-// large burst is spread over several turns of the executor.
+// large burst is spread over several turns of the executor. Wakes count in
+// whole milliseconds (the wheel), except the few asked for exactly (a
+// candidate at a lapsing lease), which wait in a short list beside it.
 
 #include <leasehold/impl/core/wake_wheel.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -23,27 +26,37 @@ class WakeScheduler {
 
   explicit WakeScheduler(std::size_t per_turn) : per_turn_(per_turn < 1 ? 1 : per_turn) {}
 
-  /// Wakes `item` at `at` (replacing its earlier wake), or never when nullopt.
+  /// Wakes `item` at `at` (replacing its earlier wake), or never when nullopt;
+  /// `exact`: at that instant, not in the millisecond after it.
   /// True when arm() may have a new instant: most wakes come after the
   /// armed one, and asking arm() after each would cost a tenth of a busy
   /// elector's time. (A wake removed or moved later needs nothing: the
   /// timer armed for it fires, finds nothing due, and arms anew.)
-  bool set(T& item, std::optional<TimePoint> at) {
+  bool set(T& item, std::optional<TimePoint> at, bool exact = false) {
+    if (!exact_.empty()) std::erase(exact_, &item);
     if (!at) {
       wheel_.remove(item);
       return false;
     }
     item.wake_at = *at;
-    wheel_.set(item);
+    if (exact) {
+      wheel_.remove(item);
+      exact_.push_back(&item);
+    } else {
+      wheel_.set(item);
+    }
     return !armed_ || *at < armed_at_;
   }
 
   /// The instant to arm the timer for, when it must be (re-)armed: nothing
   /// armed yet, or the earliest wake is now earlier than the armed one.
-  /// The caller arms it; nullopt: leave the timer as it is. Wakes count in
-  /// whole milliseconds (WakeWheel).
+  /// The caller arms it; nullopt: leave the timer as it is. A whole
+  /// millisecond (WakeWheel) unless an exact wake comes first.
   std::optional<TimePoint> arm() {
-    const std::optional<TimePoint> earliest = wheel_.earliest();
+    std::optional<TimePoint> earliest = wheel_.earliest();
+    for (const T* item : exact_) {
+      if (!earliest || item->wake_at < *earliest) earliest = item->wake_at;
+    }
     if (!earliest) return std::nullopt;
     const TimePoint next = *earliest;
     if (armed_ && armed_at_ <= next) return std::nullopt;
@@ -69,19 +82,28 @@ class WakeScheduler {
   void fire(TimePoint now, Wake&& wake) {
     due_.clear();
     wheel_.take_due(now, per_turn_, due_);
+    exact_due_.clear();
+    std::erase_if(exact_, [&](T* item) {
+      if (item->wake_at > now) return false;
+      exact_due_.push_back(item);
+      return true;
+    });
     if constexpr (requires(T& item) { item.prefetch(); }) {
       for (const std::uint32_t id : due_) wheel_.item(id).prefetch();
     }
+    for (T* item : exact_due_) wake(*item);
     for (const std::uint32_t id : due_) wake(wheel_.item(id));
   }
 
   /// Forgets the armed timer (the caller cancelled it).
   void disarm() noexcept { armed_ = false; }
-  bool empty() const noexcept { return wheel_.empty(); }
+  bool empty() const noexcept { return wheel_.empty() && exact_.empty(); }
 
  private:
   WakeWheel<T> wheel_;
   std::vector<std::uint32_t> due_;  // fire()'s wake_ids, kept for its capacity
+  std::vector<T*> exact_;           // exact wakes: a few lapsing leases at most
+  std::vector<T*> exact_due_;       // fire()'s, kept for its capacity
   std::size_t per_turn_;
   bool armed_ = false;
   TimePoint armed_at_{};

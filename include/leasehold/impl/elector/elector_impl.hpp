@@ -476,12 +476,13 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     if (audit_) audit_(event);
   }
 
-  // Wakes fire on whole milliseconds: thousands of groups wake at thousands
-  // of instants a second, and each expiry costs a timer syscall and a turn.
-  // At most 1 ms late; a term's end does not wait for it (is_leader() reads
-  // the published deadline).
+  // The wake scheduler arms whole milliseconds (thousands of groups wake at
+  // thousands of instants a second, and each expiry costs a timer syscall
+  // and a turn), up to 1 ms late, except for a lapsing lease's exact wake.
+  // A term's end does not wait for it (is_leader() reads the published
+  // deadline).
   void arm_timer(TimePoint at) override {
-    const TimePoint fires_at = std::chrono::ceil<std::chrono::milliseconds>(at);
+    const TimePoint fires_at = at;
     timer_wanted_ = at;
     if (timer_armed_ && fires_at == timer_fires_at_) return;
     timer_armed_ = true;

@@ -106,6 +106,9 @@ struct Output {
   Command send = Command::none;   ///< send this command now, tagged with `seq`
   std::uint64_t seq = 0;
   std::optional<TimePoint> wake;  ///< call on_timer at this instant (replaces any earlier wake)
+  /// Wake at `wake` exactly, not on the elector's whole-millisecond grid
+  /// (a candidate at a lease that lapses unrenewed).
+  bool exact_wake = false;
 
   bool elected = false;           ///< a term began (token() holds its token)
   std::optional<RevokeReason> revoked;  ///< the term ended
@@ -128,6 +131,10 @@ class LeaseMachine {
   /// Thousands of machines share one of each. `priority`: this instance's
   /// for the group; a bid above it makes a leader hand over.
   LeaseMachine(const LeaseTiming& timing, std::string_view instance_id, int priority = 0);
+
+  /// A candidate waiting for a holder's lease looks again this long before
+  /// its end; a lease then that close to its end gets an exact wake.
+  static constexpr Duration lapse_check = std::chrono::milliseconds(5);
 
   // Inputs. Replies and failures carry the seq of the command they answer;
   // answers to commands that are no longer in flight are ignored.
@@ -260,6 +267,7 @@ class LeaseMachine {
   bool holder_is_self_ = false;
   bool notices_available_ = false;
   bool look_again_ = false;  // a notice came while an acquire was in flight
+  bool exact_attempt_ = false;  // next_attempt_ is a lapsing lease's end (Output::exact_wake)
   bool switching_ = false;   // leader between masters (on_switching until on_connected)
   // held_off on a lease too few replicas acknowledged: kept (renewed every
   // retry_interval, token_ its token) until a renewal is confirmed.

@@ -123,7 +123,10 @@ Output LeaseMachine::settle(Output out, TimePoint now) {
       break;
     }
     case LeaseState::candidate:
-      if (in_flight_ == Command::none) out.wake = next_attempt_;
+      if (in_flight_ == Command::none) {
+        out.wake = next_attempt_;
+        out.exact_wake = exact_attempt_;
+      }
       break;
     case LeaseState::held_off:
       if (!(unconfirmed_claim_ && in_flight_ == Command::renew)) out.wake = hold_until_;  // the reply wakes it
@@ -352,6 +355,7 @@ Output LeaseMachine::on_notices_available(TimePoint now, bool available) {
     // Back to notices: a release may have gone unheard meanwhile, so look now.
     // Without notices: poll at retry_interval at the latest.
     next_attempt_ = available ? now : std::min(next_attempt_, now + timing_.retry_interval);
+    exact_attempt_ = false;
     if (available && in_flight_ == Command::acquire) look_again_ = true;
   }
   return settle({}, now);
@@ -391,10 +395,19 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
 
   see_holder(out, reply.holder);
   // Try again when the holder's lease can first have expired: its PTTL was
-  // read after we sent, so sent_at + pttl is the earliest expiry instant.
-  TimePoint next = reply.pttl_ms >= 0
-                       ? sent_at + std::chrono::milliseconds(reply.pttl_ms) + std::chrono::milliseconds(1)
-                       : now + timing_.retry_interval;  // no TTL on the key: poll
+  // read after we sent, so sent_at + pttl (+1 ms for Redis's whole
+  // milliseconds) is the earliest expiry instant. The elector wakes groups
+  // on whole milliseconds, up to 1 ms late, which a failover would add to
+  // its gap: so a wait ends lapse_check early with one more look, and only
+  // a lease seen that close to its end (a live holder renews long before)
+  // gets an exact wake at its end.
+  TimePoint next = now + timing_.retry_interval;  // no TTL on the key: poll
+  TimePoint lapse{};
+  if (reply.pttl_ms >= 0) {
+    const auto pttl = std::chrono::milliseconds(reply.pttl_ms);
+    lapse = sent_at + pttl + std::chrono::milliseconds(1);
+    next = pttl > lapse_check ? lapse - lapse_check : lapse;
+  }
   // A key deleted by hand sends no notice, and a foreign holder may use a
   // longer TTL than ours: look again after one ttl at the latest.
   next = std::min(next, now + timing_.ttl);
@@ -403,6 +416,7 @@ Output LeaseMachine::on_acquire_reply(TimePoint now, std::uint64_t seq, const Ac
   if (rival()) next = std::min(next, now + timing_.heartbeat_interval);  // to see whether it renews
   if (look_again_) next = now;
   next_attempt_ = next;
+  exact_attempt_ = next == lapse;
   return settle(out, now);
 }
 
