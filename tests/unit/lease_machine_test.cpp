@@ -369,6 +369,32 @@ TEST_F(LeaseMachineTest, ARenewalSentALittleLateKeepsTheScheduleButNotItsDeadlin
   }
 }
 
+// A group's renewal phase (from its key's hash slot in GroupState) brings a
+// term's first renewal forward by that share of the heartbeat; the later
+// renewals keep the phase, and every deadline still counts from a send
+// instant. Groups elected together thus renew spread over the heartbeat.
+TEST_F(LeaseMachineTest, ARenewalPhaseBringsTheFirstRenewalForwardAndTheLaterOnesKeepIt) {
+  m.set_renewal_phase(16384);  // a quarter of the heartbeat
+  const Duration phase = kHeartbeat / 65536 * 16384;
+  ASSERT_EQ(m.renewal_phase(), phase);
+  campaign();
+  advance(10ms);
+  EXPECT_OUT(acquired(1), .wake = renewal_grid(kT0 + kHeartbeat - phase), .elected = true, .holder_changed = true);
+  expect_leader(kT0);
+  for (std::uint64_t seq = 2; seq < 5; ++seq) {
+    const TimePoint due = kT0 - phase + static_cast<int>(seq - 1) * kHeartbeat;
+    advance_to(due - 1ms);
+    EXPECT_OUT(timer(), .wake = renewal_grid(due));
+    advance_to(renewal_grid(due));
+    const TimePoint deadline = m.deadline().value();
+    EXPECT_OUT(timer(), .send = Command::renew, .seq = seq, .wake = deadline);
+    const TimePoint sent = now;
+    advance(20ms);
+    EXPECT_OUT(renewed(seq), .wake = renewal_grid(due + kHeartbeat));
+    expect_leader(sent);
+  }
+}
+
 TEST_F(LeaseMachineTest, ARenewalSentMuchLaterOrEarlyStartsTheScheduleAnew) {
   lead();
   advance_to(kT0 + kHeartbeat + kHeartbeat / 4);  // a quarter heartbeat late: a retry, not jitter

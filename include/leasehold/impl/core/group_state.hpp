@@ -36,6 +36,12 @@ inline std::int64_t to_ns(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+/// A group's renewal phase (LeaseMachine::set_renewal_phase) from its lease
+/// key: one of 64, by the key's hash slot, so that groups spread evenly over
+/// the heartbeat, and groups of one slot (which renew together on a
+/// cluster) or of one 64th of the slots share their turn.
+std::uint16_t renewal_phase_share(std::string_view key) noexcept;
+
 /// Those awaiting the group: acquire() until it leads, step_down() until the
 /// release is done. Made for the first waiter: most groups never have one.
 struct GroupWaiters {

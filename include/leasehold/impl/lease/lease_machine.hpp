@@ -136,6 +136,17 @@ class LeaseMachine {
   /// its end; a lease then that close to its end gets an exact wake.
   static constexpr Duration lapse_check = std::chrono::milliseconds(5);
 
+  /// Where in the heartbeat this group renews, as a share of it in
+  /// 1/65536ths: a term's first renewal comes that much sooner than one
+  /// heartbeat after the acquire, and the later ones keep the phase. Groups
+  /// elected together (an elector's start, a take-over of a dead leader's
+  /// groups) then renew spread over the heartbeat instead of as one burst,
+  /// behind which Redis would queue every other command. Default 0.
+  void set_renewal_phase(std::uint16_t share) noexcept { phase_share_ = share; }
+  Duration renewal_phase() const noexcept {
+    return timing_.heartbeat_interval / 65536 * static_cast<std::int64_t>(phase_share_);
+  }
+
   // Inputs. Replies and failures carry the seq of the command they answer;
   // answers to commands that are no longer in flight are ignored.
   Output start(TimePoint now);
@@ -261,6 +272,7 @@ class LeaseMachine {
   // Notices of this instance's own releases still to come: they name this
   // instance, but must not end a term won after the release.
   std::uint32_t own_notices_due_ = 0;
+  std::uint16_t phase_share_ = 0;  // set_renewal_phase
   LeaseState state_ = LeaseState::idle;
   Command in_flight_ = Command::none;
   LeaseState after_drain_ = LeaseState::held_off;  // held_off (step_down) or stopping (stop)

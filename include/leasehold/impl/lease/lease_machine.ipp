@@ -37,7 +37,7 @@ void LeaseMachine::enter_leader(Output& out, TimePoint sent_at, std::int64_t tok
   state_ = LeaseState::leader;
   term_started_ = sent_at;
   confirmed_at_ = sent_at;
-  renew_from_ = sent_at;
+  renew_from_ = sent_at - renewal_phase();  // the first renewal comes sooner: always safe
   token_ = token;
   out.elected = true;
   see_holder(out, id_);
