@@ -41,6 +41,9 @@ Member& Fleet::spawn(const std::vector<std::string>& extra_args) {
                                 "--out", out};
   if (config_.group != "default") argv.insert(argv.end(), {"--groups", config_.group});
   argv.insert(argv.end(), config_.extra_args.begin(), config_.extra_args.end());
+  if (config_.background_groups > 0) {
+    argv.insert(argv.end(), {"--background-groups", std::to_string(config_.background_groups)});
+  }
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   auto m = std::make_unique<Member>(Member{id, nullptr, MemberLog(out), true});
   m->process = std::make_unique<MemberProcess>(argv, fmt::format("{}/{}.log", config_.dir, id));
@@ -49,6 +52,14 @@ Member& Fleet::spawn(const std::vector<std::string>& extra_args) {
   const bool ready = wait_until([&] { return last_event(ref.log, MemberEvent::Kind::ready, "") != nullptr; },
                                 std::chrono::seconds(10));
   if (!ready) throw std::runtime_error(fmt::format("member {} did not start; see {}/{}.log", id, config_.dir, id));
+  if (config_.background_groups > 0) {
+    const bool led = wait_until(
+        [&] { return last_event(ref.log, MemberEvent::Kind::background_led, "") != nullptr; }, std::chrono::seconds(60));
+    if (!led) {
+      throw std::runtime_error(fmt::format("member {} did not lead its {} background groups within 60 s; see {}",
+                                           id, config_.background_groups, ref.log.path()));
+    }
+  }
   return ref;
 }
 

@@ -24,6 +24,7 @@ struct FleetConfig {
   std::chrono::milliseconds heartbeat{333};
   std::chrono::milliseconds retry{500};
   std::vector<std::string> extra_args;  ///< more member flags (--confirm-replicas, --log-level, ...)
+  int background_groups = 0;            ///< each member also leads this many groups of its own
 };
 
 struct Member {
@@ -44,7 +45,8 @@ class Fleet {
   const FleetConfig& config() const noexcept { return config_; }
 
   /// Starts a member with a fresh id and, after the fleet's own flags,
-  /// `extra_args` (--priority N, say); returns once it logged `ready`.
+  /// `extra_args` (--priority N, say); returns once it logged `ready` and,
+  /// with background groups, once it leads all of them.
   Member& spawn(const std::vector<std::string>& extra_args = {});
   /// Reads every live member's new log lines.
   void poll();

@@ -1,10 +1,10 @@
-// Issue #5 items 3-5: failover latency and steady-state Redis load of a fleet
-// of leasehold_member processes against a private redis-server.
+// Failover latency and steady-state Redis load of a fleet of leasehold_member
+// processes against a private redis-server.
 //
 //   failover [--candidates 3] [--rounds 50] [--ttl-ms 1000] [--heartbeat-ms 333]
 //            [--retry-ms 500] [--scenarios step_down,stop,crash,load]
 //            [--load-standbys 2,10] [--load-seconds 10] [--out-dir failover-results]
-//            [--plot PREFIX] [--member PATH] [--seed N]
+//            [--plot PREFIX] [--member PATH] [--seed N] [--background-groups N]
 //   failover --scenarios priority [--candidates 3] [--rounds 50] [--stop-oldest 1]
 //            [--ttl-ms 1000] [--heartbeat-ms 333] ... (see priority_bench.hpp)
 //   failover --topology sentinel [--scenarios kill,failover,confirm_cost]
@@ -23,6 +23,14 @@
 //              expiry in Redis (PTTL read right after the kill), to another
 //              member's `elected`; a fresh member replaces the dead one;
 //   load       1 leader + N standbys, INFO commandstats over a window.
+//   floor      (with step_down) the machine's own floor: PUBLISH -> a
+//              subscriber process woken, through the same redis-server,
+//              without leasehold (wake_floor.hpp), --rounds times.
+//   --background-groups N: every member of step_down, stop and crash also
+//              leads N groups of its own (a member joins the fleet once it
+//              leads them), so the hand-over of "default" is measured while
+//              its elector renews N other groups; the groups lost meanwhile
+//              are reported (target 0).
 //   priority   (not in the default set) a rolling deploy under preferred-
 //              holder priorities: each round starts a member of a higher
 //              priority than every running one, from its start to its
@@ -38,6 +46,7 @@
 #include "common/table.hpp"
 #include "failover/cluster_bench.hpp"
 #include "failover/fleet.hpp"
+#include "failover/wake_floor.hpp"
 #include "failover/metric.hpp"
 #include "failover/priority_bench.hpp"
 #include "failover/scenarios.hpp"
@@ -57,6 +66,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <random>
 #include <vector>
 
 namespace lh = leasehold;
@@ -71,7 +81,7 @@ struct Options {
   std::chrono::milliseconds ttl{1000};
   std::chrono::milliseconds heartbeat{0};  // 0: ttl / 3, the library's default
   std::chrono::milliseconds retry{500};
-  std::set<std::string> scenarios{"step_down", "stop", "crash", "load"};
+  std::set<std::string> scenarios{"step_down", "stop", "crash", "load", "floor"};
   std::vector<int> load_standbys{2, 10};
   std::chrono::seconds load_window{10};
   std::string out_dir = "failover-results";
@@ -85,6 +95,7 @@ struct Options {
   bool scenarios_given = false;
   std::vector<int> confirm_replicas{1}, cost_replicas{0, 1, 2};
   int cost_groups = 1000;
+  int background_groups = 0;  // each member also leads this many groups of its own
 };
 
 std::vector<int> numbers(const std::vector<std::string>& list, int lo, int hi) {
@@ -129,6 +140,7 @@ Options parse(int argc, char** argv) {
     else if (flag == "--cost-replicas") o.cost_replicas = numbers(split(value), 0, 2);
     else if (flag == "--cluster-replicas") o.cluster_replicas = std::clamp(std::stoi(value), 0, 2);
     else if (flag == "--cost-groups") o.cost_groups = std::clamp(std::stoi(value), 1, 100000);
+    else if (flag == "--background-groups") o.background_groups = std::clamp(std::stoi(value), 0, 100000);
     else if (flag == "--load-seconds") o.load_window = std::chrono::seconds(std::clamp(std::stoi(value), 1, 600));
     else if (flag == "--out-dir") o.out_dir = value;
     else if (flag == "--plot") o.plot = value;
@@ -232,10 +244,11 @@ int main(int argc, char** argv) try {
   ::signal(SIGPIPE, SIG_IGN);  // a member that died must not take the benchmark with it
   const Options o = parse(argc, argv);
   std::filesystem::create_directories(o.out_dir);
-  std::printf("failover benchmark: %d candidates, %d rounds, ttl %lld ms, heartbeat %lld ms, retry %lld ms\n"
+  std::printf("failover benchmark: %d candidates, %d rounds, ttl %lld ms, heartbeat %lld ms, retry %lld ms, "
+              "%d background groups per member\n"
               "load average at start: %s\n",
               o.candidates, o.rounds, static_cast<long long>(o.ttl.count()),
-              static_cast<long long>(o.heartbeat.count()), static_cast<long long>(o.retry.count()),
+              static_cast<long long>(o.heartbeat.count()), static_cast<long long>(o.retry.count()), o.background_groups,
               bench::load_average().c_str());
   if (o.sentinel) {
     bench::run_sentinel(bench::SentinelBenchOptions{o.member, o.out_dir, o.candidates, o.rounds, o.ttl, o.heartbeat,
@@ -257,6 +270,8 @@ int main(int argc, char** argv) try {
 
   std::vector<bench::HandOverRound> step_downs, stops;
   std::vector<bench::CrashRound> crashes;
+  int background_lost = 0;  // background groups lost while the rounds ran (before the final stop)
+  std::vector<double> floor_ms;
   const bool any_failover = o.scenarios.count("step_down") || o.scenarios.count("stop") || o.scenarios.count("crash");
   if (any_failover) {
     lh::test::RedisServer server;
@@ -264,7 +279,8 @@ int main(int argc, char** argv) try {
     const std::string dir = o.out_dir + "/fleet";
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    bench::Fleet fleet(bench::FleetConfig{o.member, server.url(), dir, "default", o.ttl, o.heartbeat, o.retry, {}});
+    bench::Fleet fleet(
+        bench::FleetConfig{o.member, server.url(), dir, "default", o.ttl, o.heartbeat, o.retry, {}, o.background_groups});
     bench::Scenarios scenarios(fleet, admin, o.seed);
     scenarios.start(o.candidates);
     auto repeat = [&](const char* name, auto round, auto& into) {
@@ -273,6 +289,16 @@ int main(int argc, char** argv) try {
     repeat("step_down", [&] { return scenarios.step_down_round(); }, step_downs);
     repeat("stop", [&] { return scenarios.stop_round(); }, stops);
     repeat("crash", [&] { return scenarios.crash_round(); }, crashes);
+    for (auto& m : fleet.members()) {
+      if (m->alive) m->log.poll();
+      for (const auto& e : m->log.events()) {
+        if (e.kind == bench::MemberEvent::Kind::background_revoked) ++background_lost;
+      }
+    }
+    if (o.scenarios.count("floor") && o.scenarios.count("step_down")) {
+      std::mt19937 rng(o.seed);  // with the fleet still running, as in the rounds
+      floor_ms = bench::measure_wake_floor(server.plain_port(), o.rounds, rng);
+    }
     fleet.stop_all();
   }
 
@@ -293,6 +319,10 @@ int main(int argc, char** argv) try {
     metrics.insert(metrics.end(), {m, ended, sent});
   };
   hand_over("step_down", step_downs, "p99 <= 5 ms");
+  if (!floor_ms.empty()) {
+    metrics.push_back(bench::Metric{"floor", "PUBLISH -> subscriber woken (no leasehold)", "(the machine's floor)",
+                                    floor_ms, static_cast<int>(floor_ms.size())});
+  }
   hand_over("stop", stops, "");
   if (!crashes.empty()) {
     const int n = static_cast<int>(crashes.size());
@@ -372,6 +402,11 @@ int main(int argc, char** argv) try {
     if (bench::plot_timeline(timeline(*crash, *graceful, o), o.plot)) {
       std::printf("\ntimeline: %s.svg, %s.png\n", o.plot.c_str(), o.plot.c_str());
     }
+  }
+  if (o.background_groups > 0 && any_failover) {
+    std::printf("\nbackground: every member also led %d groups of its own; %d of them were lost during the rounds "
+                "(target 0)\n",
+                o.background_groups, background_lost);
   }
   std::printf("load average at end: %s\n", bench::load_average().c_str());
   if (any_failover || o.scenarios.count("load")) {

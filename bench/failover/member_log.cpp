@@ -27,6 +27,12 @@ MemberEvent parse_member_line(const std::string& line) {
     std::string kind;
     in >> kind >> e.group >> e.token >> e.at >> e.sent_at >> e.deadline;
     e.kind = kind == "began" ? Kind::began : kind == "extended" ? Kind::extended : Kind::ended;
+  } else if (word == "background_led") {
+    e.kind = Kind::background_led;
+    in >> e.at;
+  } else if (word == "background_revoked") {
+    e.kind = Kind::background_revoked;
+    in >> e.group >> e.detail >> e.at;
   } else if (word == "log") {
     e.kind = Kind::log;
     in >> e.at;

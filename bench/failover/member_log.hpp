@@ -10,7 +10,12 @@
 namespace leasehold::bench {
 
 struct MemberEvent {
-  enum class Kind { ready, elected, revoked, step_down, began, extended, ended, stopped, error, log, other };
+  enum class Kind {
+    ready, elected, revoked, step_down, began, extended, ended, stopped, error, log,
+    background_led,      ///< --background-groups: the member led all of its own groups
+    background_revoked,  ///< one of them was lost (group, detail: the reason)
+    other
+  };
   Kind kind = Kind::other;
   std::string group;
   std::int64_t token = 0;

@@ -12,6 +12,12 @@
 //   step_down <group> <now>        (when the command was received)
 //   log <now> <level> <message...> (with --log-level: the library's own log)
 //   ready <now> / stopped <now>
+//   background_led <now>           (--background-groups N: once it led all N)
+//   background_revoked <group> <reason> <now>
+//
+// --background-groups N also campaigns for N groups of its own,
+// "<id>-bg<k>", whose terms and renewals it does not write (the failover
+// benchmark measures a hand-over while an elector renews many other groups).
 //
 // Commands on stdin, one per line: "step_down <group>", "stop" (graceful stop,
 // then exit 0). SIGTERM and SIGINT also stop gracefully.
@@ -70,6 +76,7 @@ struct Args {
   std::vector<std::string> groups;
   std::string out;
   std::string log_level;  // empty: the library's default (warnings to stderr)
+  int background_groups = 0;
   lh::ElectorOptions options;
 };
 
@@ -115,10 +122,17 @@ Args parse(int argc, char** argv) {
     else if (flag == "--confirm-timeout") a.options.confirm_timeout = parse_ms(flag, value);
     else if (flag == "--empty-restart-guard") a.options.empty_restart_guard = value != "off";
     else if (flag == "--log-level") a.log_level = value;
+    else if (flag == "--background-groups") a.background_groups = std::atoi(std::string(value).c_str());
     else throw std::invalid_argument(fmt::format("unknown flag {}", flag));
   }
   if (a.url.empty()) throw std::invalid_argument("--url is required");
   a.options.groups = a.groups;
+  if (a.background_groups > 0 && a.options.instance_id.empty()) {
+    throw std::invalid_argument("--background-groups needs --id (the groups are named after it)");
+  }
+  for (int k = 0; k < a.background_groups; ++k) {
+    a.options.groups.push_back(fmt::format("{}-bg{}", a.options.instance_id, k));
+  }
   return a;
 }
 
@@ -142,15 +156,30 @@ int main(int argc, char** argv) try {
   asio::io_context io(1);
   lh::Elector elector(io.get_executor(), lh::RedisOptions::from_url(args.url), args.options);
 
-  elector.on_lease_audit([&out](const lh::LeaseAuditEvent& e) {
+  const std::string background_prefix = args.options.instance_id + "-bg";
+  auto background = [&](std::string_view group) {
+    return args.background_groups > 0 && group.starts_with(background_prefix);
+  };
+  int background_led = 0;
+
+  elector.on_lease_audit([&](const lh::LeaseAuditEvent& e) {
+    if (background(e.group)) return;
     static constexpr const char* kinds[] = {"began", "extended", "ended"};
     out.line(fmt::format("audit {} {} {} {} {} {}", kinds[static_cast<int>(e.kind)], e.group, e.token, ns(e.at),
                          ns(e.sent_at), e.kind == lh::LeaseAuditEvent::Kind::ended ? 0 : ns(e.deadline)));
   });
-  elector.on_elected([&out](const lh::ElectedEvent& e) {
+  elector.on_elected([&](const lh::ElectedEvent& e) {
+    if (background(e.group)) {
+      if (++background_led == args.background_groups) out.line(fmt::format("background_led {}", now_ns()));
+      return;
+    }
     out.line(fmt::format("elected {} {} {}", e.group, e.token, now_ns()));
   });
-  elector.on_revoked([&out](const lh::RevokedEvent& e) {
+  elector.on_revoked([&](const lh::RevokedEvent& e) {
+    if (background(e.group)) {
+      out.line(fmt::format("background_revoked {} {} {}", e.group, lh::to_string(e.reason), now_ns()));
+      return;
+    }
     out.line(fmt::format("revoked {} {} {} {}", e.group, e.token, lh::to_string(e.reason), now_ns()));
   });
   elector.on_error([&out](const lh::ErrorEvent& e) {
