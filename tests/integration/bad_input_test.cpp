@@ -10,7 +10,6 @@
 #include "support/elector_fixture.hpp"
 #include "support/redis_server.hpp"
 #include "support/scripted_server.hpp"
-#include "support/slot_names.hpp"
 
 #include <leasehold/impl/lease/lease_scripts.hpp>
 
@@ -379,20 +378,16 @@ TEST(BadInput, MalformedRenewReplyDemotesWithAnErrorEventEveryTime) {
 // ===========================================================================
 // Real servers in a bad state
 
-// Two groups renew in one script (elected together, in one renewal phase);
-// an answer that is not one per group says nothing of either: both demote
-// with an error event naming each, and lead again once the answers are right.
+// Two groups renew in one script; an answer that is not one per group says
+// nothing of either: both demote with an error event naming each, and lead
+// again once the answers are right.
 TEST(BadInput, ABatchedRenewalWithoutAnAnswerPerGroupDemotesEachOfItsGroups) {
   FakeLeaseServer fake;
   Fleet fleet(fake.options());
   auto options = fast_options("me");
-  const std::string second =
-      lh::test::name_in_phase_of(options.key_prefix + "default", "second", [&](const std::string& name) {
-        return options.key_prefix + name;
-      });
-  options.groups = {second};
+  options.groups = {"second"};
   auto& e = fleet.add(options);
-  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && e.is_leader(second); }));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && e.is_leader("second"); }));
   const auto& events = fleet.events(0);
   fake.batch_one_answer = true;
   ASSERT_TRUE(run_until(fleet.io, [&] { return events.revoked.size() >= 2; }, 5s)) << describe(events);
@@ -404,10 +399,10 @@ TEST(BadInput, ABatchedRenewalWithoutAnAnswerPerGroupDemotesEachOfItsGroups) {
   for (const auto& err : events.errors) {
     if (err.error.code == lh::errc::unexpected_reply) reported.insert(err.group);
   }
-  EXPECT_EQ(demoted, (std::set<std::string>{"default", second}));
-  EXPECT_EQ(reported, (std::set<std::string>{"default", second}));
+  EXPECT_EQ(demoted, (std::set<std::string>{"default", "second"}));
+  EXPECT_EQ(reported, (std::set<std::string>{"default", "second"}));
   fake.batch_one_answer = false;
-  EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && e.is_leader(second); }, 5s));
+  EXPECT_TRUE(run_until(fleet.io, [&] { return e.is_leader() && e.is_leader("second"); }, 5s));
 }
 
 // A replica is refused at connect (ROLE), with one connection error naming

@@ -56,7 +56,7 @@ class GroupApplierTest : public ::testing::Test {
   const std::string ttl_ms = "5000";
   const leasehold::ElectorOptions options{};
   d::LeaseArgv argv{id, ttl_ms, incarnation};
-  d::GroupState g{"jobs", d::GroupContext{layout, timing, id, incarnation, ttl_ms, options, argv}};
+  d::GroupState g{"jobs", d::GroupContext{layout, timing, id, incarnation, ttl_ms, options, argv}, 0};
   Recorder r;
   d::GroupApplier applier{id, incarnation, r, r};
   TimePoint now = TimePoint{} + 1h;

@@ -163,6 +163,7 @@ class ElectorCore final : public LeaseReplyListener, private CommandSink {
   ElectorListener& listener_;
   GroupApplier applier_;
   GroupRegistry<GroupState> registry_;
+  std::atomic<std::size_t> groups_made_{0};  // registration order: GroupState's index
   std::atomic<Lifecycle> lifecycle_{Lifecycle::idle};
 
   // Executor only.

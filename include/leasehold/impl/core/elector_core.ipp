@@ -54,21 +54,21 @@ ElectorCore::ElectorCore(ElectorOptions options, std::string instance_id, std::s
       wakes_(limits.groups_per_pass) {
   validate_key_prefix(layout_);
   registry_.reserve(options_.groups.size() + 1);
-  registry_.insert(std::make_unique<GroupState>("default", context_));
+  registry_.insert(std::make_unique<GroupState>("default", context_, groups_made_++));
   for (const auto& g : options_.groups) {
     try {
       validate_group_name(g, layout_);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("ElectorOptions.groups: {}", e.what()));
     }
-    if (registry_.find(g) == nullptr) registry_.insert(std::make_unique<GroupState>(g, context_));
+    if (registry_.find(g) == nullptr) registry_.insert(std::make_unique<GroupState>(g, context_, groups_made_++));
   }
 }
 
 std::pair<GroupState*, bool> ElectorCore::register_group(std::string_view name) {
   if (GroupState* g = registry_.find(name)) return {g, false};
   validate_group_name(name, layout_);
-  return registry_.insert(std::make_unique<GroupState>(name, context_));
+  return registry_.insert(std::make_unique<GroupState>(name, context_, groups_made_++));
 }
 
 void ElectorCore::abandon() noexcept {

@@ -36,11 +36,13 @@ inline std::int64_t to_ns(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-/// A group's renewal phase (LeaseMachine::set_renewal_phase) from its lease
-/// key: one of 64, by the key's hash slot, so that groups spread evenly over
-/// the heartbeat, and groups of one slot (which renew together on a
-/// cluster) or of one 64th of the slots share their turn.
-std::uint16_t renewal_phase_share(std::string_view key) noexcept;
+/// A group's renewal phase (LeaseMachine::set_renewal_phase): one of 64,
+/// so that groups elected together renew spread over the heartbeat.
+/// Hash-tagged keys (a cluster) take it from the key's slot: the groups of
+/// one slot renew together there. Otherwise runs of 128 groups in
+/// registration order (`index`) share one: their states lie close together
+/// in memory, and a turn that renews them reads them in order.
+std::uint16_t renewal_phase_share(const KeyLayout& layout, std::string_view key, std::size_t index) noexcept;
 
 /// Those awaiting the group: acquire() until it leads, step_down() until the
 /// release is done. Made for the first waiter: most groups never have one.
@@ -80,7 +82,8 @@ struct GroupContext {
 };
 
 struct GroupState {
-  GroupState(std::string_view group, const GroupContext& context);
+  /// `index`: the group's place in the elector's registration order.
+  GroupState(std::string_view group, const GroupContext& context, std::size_t index);
 
   // What every renewal touches comes first, in as few cache lines as it
   // fits: with 100,000 groups each touch of a group is a cache miss.
