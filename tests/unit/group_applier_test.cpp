@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,27 @@ TEST_F(GroupApplierTest, AClosedFlagStaysClosedWhateverTheMachineSays) {
   lead(6);
   EXPECT_FALSE(g.flag->leading(now));
   EXPECT_EQ(g.flag->deadline_ns.load(), leasehold::detail::LeaderFlag::closed);
+}
+
+// Groups elected together renew spread over the heartbeat: every run of 128
+// in registration order shares one of 64 phases, in turn; a group's machine
+// gets its phase at construction.
+TEST(RenewalPhase, RunsOf128GroupsInRegistrationOrderShareEachOfSixtyFourPhases) {
+  std::set<std::uint16_t> phases;
+  for (std::size_t run = 0; run < 64; ++run) {
+    const std::uint16_t first = d::renewal_phase_share(run * 128);
+    EXPECT_EQ(d::renewal_phase_share(run * 128 + 127), first) << run;
+    phases.insert(first);
+  }
+  EXPECT_EQ(phases.size(), 64u);
+  EXPECT_EQ(d::renewal_phase_share(0), 0);
+  EXPECT_EQ(d::renewal_phase_share(64 * 128), 0) << "the 65th run starts the cycle again";
+}
+
+TEST_F(GroupApplierTest, AGroupsMachineRenewsInThePhaseOfItsPlaceInTheRegistrationOrder) {
+  EXPECT_EQ(g.machine.renewal_phase(), d::Duration::zero()) << "the first group";
+  const d::GroupState later{"later", d::GroupContext{layout, timing, id, incarnation, ttl_ms, options, argv}, 3 * 128};
+  EXPECT_EQ(later.machine.renewal_phase(), timing.heartbeat_interval / 65536 * (3 << 10));
 }
 
 }  // namespace

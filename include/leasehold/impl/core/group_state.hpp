@@ -36,13 +36,14 @@ inline std::int64_t to_ns(TimePoint t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-/// A group's renewal phase (LeaseMachine::set_renewal_phase): one of 64,
-/// so that groups elected together renew spread over the heartbeat.
-/// Hash-tagged keys (a cluster) take it from the key's slot: the groups of
-/// one slot renew together there. Otherwise runs of 128 groups in
-/// registration order (`index`) share one: their states lie close together
-/// in memory, and a turn that renews them reads them in order.
-std::uint16_t renewal_phase_share(const KeyLayout& layout, std::string_view key, std::size_t index) noexcept;
+/// A group's renewal phase (LeaseMachine::set_renewal_phase) from its place
+/// in the registration order: one of 64, so that groups elected together
+/// renew spread over the heartbeat, each shared by runs of 128 groups,
+/// whose states lie close together in memory and are read in order by the
+/// turn that renews them (phases by key hash scattered those reads).
+constexpr std::uint16_t renewal_phase_share(std::size_t index) noexcept {
+  return static_cast<std::uint16_t>(((index >> 7) & 63) << 10);
+}
 
 /// Those awaiting the group: acquire() until it leads, step_down() until the
 /// release is done. Made for the first waiter: most groups never have one.

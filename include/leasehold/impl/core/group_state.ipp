@@ -38,12 +38,6 @@ std::string_view name_in(std::string_view key, const KeyLayout& layout, std::siz
 
 }  // namespace
 
-std::uint16_t renewal_phase_share(const KeyLayout& layout, std::string_view key, std::size_t index) noexcept {
-  const std::size_t phase =
-      layout.form() == KeyLayout::Form::hash_tagged ? cluster::detail::key_slot(key) >> 8 : (index >> 7) & 63;
-  return static_cast<std::uint16_t>(phase << 10);
-}
-
 GroupState::GroupState(std::string_view group, const GroupContext& context, std::size_t index)
     : lease_arguments(lease_arguments_of(context, group)),
       key(lease_arguments.key(0)),
@@ -51,7 +45,7 @@ GroupState::GroupState(std::string_view group, const GroupContext& context, std:
       machine(context.timing, context.instance_id, context.options.priority_of(group)),
       flag(std::make_shared<LeaderFlag>()),
       slot(context.layout.form() == KeyLayout::Form::hash_tagged ? cluster::detail::key_slot(key) : 0) {
-  machine.set_renewal_phase(renewal_phase_share(context.layout, key, index));
+  machine.set_renewal_phase(renewal_phase_share(index));
 }
 
 Duration GroupState::heartbeat_lag(TimePoint now) const noexcept {
