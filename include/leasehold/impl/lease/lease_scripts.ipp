@@ -13,12 +13,15 @@ namespace {
 // and priority, for one ttl) when it outranks the holder, or when the holder
 // is another incarnation of its own id, so that the leader hears of it at
 // its next renewal. A flag in the holder record (which the renewal reads
-// anyway) says that a bid may stand: renewals read the bid only then. A higher bid replaces a lower one; a bid never blocks a
-// refusal (pcall: under maxmemory OOM there is simply no bid).
+// anyway) says that a bid may stand: renewals read the bid only then. A
+// higher bid replaces a lower one; a bid never blocks a refusal (pcall:
+// under maxmemory OOM there is simply no bid). A standby that does not
+// outrank the holder reads no bid: an idle standby's look costs Redis GET,
+// HGET and PTTL.
 constexpr std::string_view bid_function = R"lua(local function bid(holder_priority, rival)
-  local current = redis.call('HMGET', KEYS[4], 'incarnation', 'priority')
   local mine = tonumber(ARGV[4])
   if not rival and mine <= holder_priority then return end
+  local current = redis.call('HMGET', KEYS[4], 'incarnation', 'priority')
   if current[1] and current[1] ~= ARGV[3] and mine <= (tonumber(current[2]) or 0) then return end
   redis.pcall('HSET', KEYS[4], 'id', ARGV[1], 'incarnation', ARGV[3], 'priority', ARGV[4])
   redis.pcall('PEXPIRE', KEYS[4], ARGV[2])
