@@ -379,7 +379,8 @@ int main(int argc, char** argv) try {
     const double standby_target = 1.0 / ((ttl_ms - static_cast<double>(o.heartbeat.count())) / 1000);
     bench::Table load({"standbys", "window s", "lease scripts/s (group)", "leader renewals/s", "target 1/heartbeat",
                        "standby acquires/s (all)", "per standby /s", "target <= 1/(ttl-hb)", "renewals/s (audit)",
-                       "PING/s (per-connection)", "other/s", "leaders"});
+                       "PING/s (per-connection)", "other/s", "sent/s (all members)",
+                       "Redis commands/s, in scripts too", "leaders"});
     for (const int n : o.load_standbys) {
       std::fprintf(stderr, "load: 1 leader + %d standbys for %lld s\n", n, static_cast<long long>(o.load_window.count()));
       const auto r = bench::measure_steady_load(bench::LoadConfig{o.member, o.out_dir, n, o.ttl, o.heartbeat, o.retry, o.load_window});
@@ -388,6 +389,7 @@ int main(int argc, char** argv) try {
                 bench::fixed(1 / hb_s), bench::fixed(r.standby_acquires_per_s), bench::fixed(per_standby),
                 fmt::format("{:.2f} {}", standby_target, per_standby <= standby_target ? "met" : "MISSED"),
                 bench::fixed(r.audit_renewals_per_s), bench::fixed(r.ping_per_s), bench::fixed(r.other_per_s),
+                bench::fixed(r.client_commands_per_s), bench::fixed(r.redis_commands_per_s),
                 std::to_string(r.leaders_seen)});
     }
     std::printf("\nsteady-state Redis load of one group (INFO commandstats deltas)\n\n%s\n%s", load.text().c_str(),

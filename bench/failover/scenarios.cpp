@@ -71,6 +71,9 @@ HandOverRound Scenarios::step_down_round() {
   leader.process->send("step_down " + fleet_.config().group);
   const auto timeout = 3s;
   fleet_.wait_until([&] { return fleet_.elected_after(before, &leader).has_value(); }, timeout);
+  // The poll that saw the election may have read the leader's log before
+  // it logged the command: a hand-over can take less than one poll pass.
+  leader.log.poll();
   const MemberEvent* cmd = last_event(leader.log, Kind::step_down, fleet_.config().group);
   const MemberEvent* ended = last_event(leader.log, Kind::ended, fleet_.config().group);
   if (cmd == nullptr || cmd->at < before) return r;
@@ -91,6 +94,7 @@ HandOverRound Scenarios::stop_round() {
   r.command_ns = now_ns();
   leader.process->send("stop");
   fleet_.wait_until([&] { return fleet_.elected_after(r.command_ns, &leader).has_value(); }, 3s);
+  leader.log.poll();  // as in step_down_round
   if (const MemberEvent* ended = last_event(leader.log, Kind::ended, fleet_.config().group)) r.old_ended_ns = ended->at;
   fill_new_leader(r.command_ns, &leader, r.new_sent_ns, r.new_began_ns, r.elected_ns, r.new_leader);
   r.ok = r.elected_ns != 0;

@@ -27,6 +27,8 @@ struct LoadResult {
   double audit_renewals_per_s = 0;    ///< the leader's own count (audit `extended`), a cross-check
   double ping_per_s = 0;         ///< health checks: per connection, not per group
   double other_per_s = 0;        ///< anything else the members sent
+  double client_commands_per_s = 0;  ///< what the members sent: scripts, PINGs and the rest
+  double redis_commands_per_s = 0;   ///< what Redis ran, the commands inside scripts too
   int leaders_seen = 0;          ///< must be 1: a change of leader spoils the window
 };
 
