@@ -139,7 +139,7 @@ TEST(BadInput, BadGroupNamesAreRejectedByGroupAcquireStepDownAndLeaderOf) {
   ASSERT_TRUE(keys.is_array());
   for (const auto& k : keys.elements) {
     EXPECT_TRUE(k.str == "leader:default" || k.str == "leader:default:token" || k.str == "leader:default:holder" ||
-                k.str == "leader:")  // the server's data marker
+                k.str == "leader:" || k.str == "leader::holder")  // the server's data marker and change stamp
         << "unexpected key " << k.str;
   }
 }
@@ -200,9 +200,12 @@ class FakeLeaseServer {
     const auto& a = c.args;
     if (a.size() < 5) return ScriptedAction::reply("-ERR fake: bad script call\r\n");
     const auto is = [&](const lh::redis::Script& script) { return a[1] == script.sha1() || a[1] == script.body(); };
-    const bool acquire = is(lh::detail::acquire_script()) || is(lh::detail::guarded_acquire_script());
+    const bool acquire = is(lh::detail::acquire_script()) || is(lh::detail::guarded_acquire_script()) ||
+                         is(lh::detail::acquire_script(false, true)) ||
+                         is(lh::detail::guarded_acquire_script(false, true));
     const bool renew = is(lh::detail::renew_script());
-    const bool renew_batch = is(lh::detail::renew_batch_script());
+    const bool stamped = is(lh::detail::renew_stamped_batch_script());
+    const bool renew_batch = stamped || is(lh::detail::renew_batch_script());
     const std::size_t argv = 3 + std::stoul(a[2]);  // the first ARGV
     if (a.size() < argv + 2) return ScriptedAction::reply("-ERR fake: bad script call\r\n");
     const Fault f = fault.load();
@@ -210,8 +213,9 @@ class FakeLeaseServer {
     if (acquire) return run_acquire(a[argv], std::stoll(a[argv + 1]));
     if (renew) return run_renew(a[argv], std::stoll(a[argv + 1]));
     if (renew_batch) {
+      // A stamped batch's last key is the change stamp; this server has none.
       return run_renew_batch(std::stoul(a[2]) / lh::detail::renew_batch_keys_per_group, a[argv],
-                             std::stoll(a[argv + 1]));
+                             std::stoll(a[argv + 1]), stamped);
     }
     return run_release(a[argv]);
   }
@@ -261,13 +265,14 @@ class FakeLeaseServer {
   }
 
   // Every group of the fake is the one lease: each gets its answer.
-  ScriptedAction run_renew_batch(std::size_t groups, const std::string& id, long long ttl) {
+  ScriptedAction run_renew_batch(std::size_t groups, const std::string& id, long long ttl, bool stamped) {
     if (batch_one_answer) return ScriptedAction::reply("*1\r\n" + integer(1));
     const auto now = Clock::now();
     const bool ours = held(now) && holder_ == id;
     if (ours) expiry_ = now + std::chrono::milliseconds(ttl);
-    std::string out = "*" + std::to_string(groups) + "\r\n";
+    std::string out = "*" + std::to_string(groups + (stamped ? 1 : 0)) + "\r\n";
     for (std::size_t i = 0; i < groups; ++i) out += integer(ours ? 1 : 0);
+    if (stamped) out += "$-1\r\n";
     return ScriptedAction::reply(out);
   }
 

@@ -209,5 +209,68 @@ TEST(DuplicateId, WithReclaimOnRestartALiveDuplicateIsDemotedOnceAndReportedButN
   EXPECT_EQ(fleet.events(1).elected.size(), 1u);
 }
 
+
+// Many groups renew in one batched script, where the change stamp spares
+// the holder records while nothing changed: Redis reads far fewer records
+// than it extends leases (INFO commandstats). A live duplicate that takes
+// every group over changes the records, and with them the stamp: the first
+// elector's next batch reads them again, steps down in every group, and no
+// group ever has two leaders.
+TEST(DuplicateId, BatchedRenewalsOnTheChangeStampStillFindADuplicateInEveryGroup) {
+  lh::test::RedisServer server;
+  auto admin = server.admin();
+  Fleet fleet(server);
+  auto options = twin("stateful-0");
+  options.reclaim_on_restart = true;
+  for (int i = 0; i < 20; ++i) options.groups.push_back(fmt::format("g{}", i));
+  const auto leaders_of = [&](const std::string& group) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < fleet.size(); ++i) n += fleet.at(i).is_leader(group) ? 1 : 0;
+    return n;
+  };
+  const auto calls = [&](std::string_view command) {
+    const auto info = admin.call({"INFO", "commandstats"});
+    const std::string key = fmt::format("cmdstat_{}:calls=", command);
+    const auto at = info.str.find(key);
+    return at == std::string::npos ? 0LL : std::stoll(info.str.substr(at + key.size()));
+  };
+  fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    for (const auto& g : options.groups) {
+      if (!fleet.at(0).is_leader(g)) return false;
+    }
+    return true;
+  }, 10s));
+  lh::test::run_for(fleet.io, 1500ms);  // every group found clean once
+  admin.call({"CONFIG", "RESETSTAT"});
+  lh::test::run_for(fleet.io, 3500ms);  // three heartbeats
+  const auto extended = calls("pexpire");
+  const auto records_read = calls("hmget");
+  EXPECT_GE(extended, 40) << "renewals of 20 groups over three heartbeats";
+  EXPECT_LT(records_read * 2, extended) << "holder records read: " << records_read << ", leases extended: " << extended;
+
+  fleet.add(options);  // trusted to be a restart, but the first is alive
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    for (const auto& g : options.groups) {
+      if (!fleet.at(1).is_leader(g) || fleet.at(0).is_leader(g)) return false;
+      if (leaders_of(g) > 1) return false;
+    }
+    return true;
+  }, 15s));
+  EXPECT_TRUE(fleet.events(0).has_error(lh::errc::duplicate_instance_id));
+  for (const auto& g : options.groups) {
+    EXPECT_LE(leaders_of(g), 1u) << g;
+  }
+  // From then on one leader per group: the second.
+  const auto until = Clock::now() + 3s;
+  while (Clock::now() < until) {
+    lh::test::run_for(fleet.io, 50ms);
+    for (const auto& g : options.groups) {
+      ASSERT_LE(leaders_of(g), 1u) << g;
+      ASSERT_FALSE(fleet.at(0).is_leader(g)) << g;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace integration_duplicate_id_test

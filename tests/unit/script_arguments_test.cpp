@@ -115,6 +115,33 @@ TEST(ScriptArguments, KeysOfSeveralCallsEncodeAsTheWholeBatchCommand) {
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "0"}));
 }
 
+// A stamped renewal batch: the groups' keys and the stamp's key, then the
+// shared ARGV and this batch's own (the stamp last read, how many trusted).
+TEST(ScriptArguments, KeysOfSeveralCallsTakeArgumentsOfTheirOwnAfterTheShared) {
+  const redis::Script script("return #ARGV");
+  const std::array<std::string_view, 2> shared_args{"instance-1", "5000"};
+  const redis::SharedArguments shared(shared_args);
+  const std::array<std::string_view, 2> group_keys{"leader:a", "leader:a:holder"};
+  const std::array<std::string_view, 1> stamp_key{"leader::holder"};
+  const redis::ScriptArguments group(group_keys, {}, &shared);
+  const redis::ScriptArguments stamp(stamp_key, {});
+  const std::array<const redis::ScriptArguments*, 2> parts{&group, &stamp};
+  const std::array<std::string_view, 2> more{"1733.5#7", "1"};
+  const redis::ScriptArguments batch = redis::detail::ScriptBatch::keys_of(parts, &shared, more);
+  std::string out;
+  batch.encode_call(out, script, true);
+  EXPECT_EQ(out, whole({"EVAL", script.body(), "3", group_keys[0], group_keys[1], stamp_key[0], shared_args[0],
+                        shared_args[1], more[0], more[1]}));
+  EXPECT_EQ(batch.key(2), "leader::holder");
+  EXPECT_EQ(batch.key(3), "");
+  // An empty argument (no stamp read yet) is an argument all the same.
+  const std::array<std::string_view, 2> none{"", "0"};
+  out.clear();
+  redis::detail::ScriptBatch::keys_of(parts, &shared, none).encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "3", group_keys[0], group_keys[1], stamp_key[0], shared_args[0],
+                        shared_args[1], "", "0"}));
+}
+
 TEST(ScriptArguments, ArgsOfSeveralCallsPutTheSharedArgumentsFirstAndNoKeys) {
   const redis::Script script("return #ARGV");
   const std::array<std::string_view, 2> shared_args{"instance-1", "5000"};

@@ -30,8 +30,11 @@ namespace leasehold::detail {
 /// standby that outranks the holder (or is another incarnation of its id)
 /// leaves a bid. `take_over`: the variant that re-claims a lease held under
 /// this id by another incarnation too (ElectorOptions::reclaim_on_restart,
-/// for a process's first attempt only).
-const redis::Script& acquire_script(bool take_over = false);
+/// for a process's first attempt only). `stamped`: the variant for one
+/// endpoint with plain keys, whose last key is the change stamp
+/// (KeyLayout::change_stamp_key), replaced before the holder record's
+/// incarnation changes or its bid flag is raised.
+const redis::Script& acquire_script(bool take_over = false, bool stamped = false);
 
 /// acquire_script() with the empty-restart guard. KEYS: as acquire_script(),
 /// then the data marker (KeyLayout::data_marker_key). When the group has
@@ -44,7 +47,7 @@ const redis::Script& acquire_script(bool take_over = false);
 /// that still believes in a lease from before the data loss sees its
 /// deadline pass first. Where INFO or TIME is refused in scripts, the wait
 /// is one ttl and the answer has a 5th element saying why.
-const redis::Script& guarded_acquire_script(bool take_over = false);
+const redis::Script& guarded_acquire_script(bool take_over = false, bool stamped = false);
 
 /// KEYS and ARGV as acquire_script(). Returns 1 when extended, {1, bidder
 /// id, bidder incarnation, bidder priority} when extended with another
@@ -59,6 +62,18 @@ const redis::Script& renew_script();
 /// each group's renew_script() answer, in order.
 const redis::Script& renew_batch_script();
 inline constexpr std::size_t renew_batch_keys_per_group = 4;
+
+/// renew_batch_script() for one endpoint with plain keys, where every
+/// script that changes a holder record replaces the change stamp
+/// (acquire_script(), hand_over_script(), `stamped`). KEYS: each group's
+/// four keys, then the stamp. ARGV: instance id, ttl in ms, incarnation,
+/// the stamp the caller last read ("" for none) and how many of the groups,
+/// the first ones, answered 1 at that stamp: while the stamp has not
+/// changed their holder records need no reading (GET and PEXPIRE renew
+/// them, two calls instead of three). Answers each group's renew_script()
+/// answer, then the stamp now (nil when there is none): a group that
+/// answers 1 is clean at it.
+const redis::Script& renew_stamped_batch_script();
 
 /// The same for groups in several slots that one cluster node serves
 /// (Redis 7.0 and later: the allow-cross-slot-keys flag). No KEYS, as a
@@ -92,7 +107,9 @@ const redis::Script& release_script(Notices notices = Notices::published);
 /// incarnation, then the bidder's id, incarnation and priority, and the ttl
 /// in ms. As release_script(), but instead of deleting the key it seats the
 /// bidder as holder for one ttl (the bidder's next acquire re-claims it, a
-/// new term), so that no other standby can slip in between.
-const redis::Script& hand_over_script(Notices notices = Notices::published);
+/// new term), so that no other standby can slip in between. `stamped`: KEYS
+/// end with the change stamp (one endpoint, plain keys: `notices` is then
+/// published).
+const redis::Script& hand_over_script(Notices notices = Notices::published, bool stamped = false);
 
 }  // namespace leasehold::detail

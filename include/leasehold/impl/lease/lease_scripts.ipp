@@ -2,6 +2,7 @@
 
 #include <leasehold/key_layout.hpp>
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -26,11 +27,34 @@ constexpr std::string_view bid_function = R"lua(local function bid(holder_priori
   redis.pcall('HSET', KEYS[4], 'id', ARGV[1], 'incarnation', ARGV[3], 'priority', ARGV[4])
   redis.pcall('PEXPIRE', KEYS[4], ARGV[2])
   redis.pcall('HSET', KEYS[3], 'bid', 1)
+  changed()
 end
 local function own_bid_answered()
   if redis.call('HGET', KEYS[4], 'incarnation') == ARGV[3] then redis.call('DEL', KEYS[4]) end
 end
 )lua";
+
+// The change stamp (KeyLayout::change_stamp_key, the last of KEYS; one
+// endpoint only): every script that writes a holder record's incarnation or
+// raises its bid flag then replaces it, so that a batched renewal may skip
+// the holder record of a group it found clean at the stamp it still reads
+// (renew_stamped_batch_script). Its value never repeats, not even on a
+// replica promoted with writes lost or a server restored from a snapshot:
+// the server's time and one more than the count it replaces. DEL first, by
+// call: a stamp that cannot be written (maxmemory, TIME refused) is gone,
+// and the renewals read every record again. After the script's own writes:
+// the first write of a script is the one Redis checks against maxmemory.
+constexpr std::string_view stamp_writer = R"lua(local function changed()
+  local stamp_key = KEYS[#KEYS]
+  local old = redis.pcall('GET', stamp_key)
+  redis.call('DEL', stamp_key)
+  local time = redis.pcall('TIME')
+  if type(old) == 'table' or time.err then return end
+  local count = tonumber(string.match(old or '', '#(%d+)$')) or 0
+  redis.pcall('SET', stamp_key, time[1] .. '.' .. time[2] .. '#' .. string.format('%d', count + 1))
+end
+)lua";
+constexpr std::string_view no_stamp = "local function changed() end\n";
 
 // Every acquire script starts alike: a re-claim of this incarnation's own
 // key, a refusal when another incarnation of this id holds it (a restart
@@ -45,7 +69,10 @@ if holder == ARGV[1] then
     return {0, holder, redis.call('PTTL', KEYS[1]), 0, incarnation}
   end
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  if incarnation ~= ARGV[3] then redis.pcall('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4]) end
+  if incarnation ~= ARGV[3] then
+    redis.pcall('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4])
+    changed()
+  end
   local token = redis.pcall('INCR', KEYS[2])
   if type(token) ~= 'number' then token = tonumber(redis.call('GET', KEYS[2])) or 0 end
   own_bid_answered()
@@ -61,6 +88,7 @@ end
 constexpr std::string_view acquire_fresh = R"lua(local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 redis.call('HSET', KEYS[3], 'incarnation', ARGV[3], 'priority', ARGV[4])
+changed()
 own_bid_answered()
 return {1, ARGV[1], tonumber(ARGV[2]), token}
 )lua";
@@ -121,25 +149,27 @@ local incarnation = redis.call('HGET', KEYS[2], 'incarnation')
 if ARGV[3] ~= '' and incarnation and incarnation ~= ARGV[3] then return 0 end
 )lua";
 
-std::string acquire_body(bool guarded, bool take_over) {
+std::string acquire_body(bool guarded, bool take_over, bool stamped) {
   std::string body = take_over ? "local take_over = true\n" : "local take_over = false\n";
-  body.append(bid_function).append(acquire_head);
+  body.append(stamped ? stamp_writer : no_stamp).append(bid_function).append(acquire_head);
   if (guarded) body.append(empty_restart_guard);
   return body.append(acquire_fresh);
 }
 
 }  // namespace
 
-const redis::Script& acquire_script(bool take_over) {
-  static const redis::Script plain(acquire_body(false, false));
-  static const redis::Script taking_over(acquire_body(false, true));
-  return take_over ? taking_over : plain;
+const redis::Script& acquire_script(bool take_over, bool stamped) {
+  static const std::array<redis::Script, 4> scripts{
+      redis::Script(acquire_body(false, false, false)), redis::Script(acquire_body(false, true, false)),
+      redis::Script(acquire_body(false, false, true)), redis::Script(acquire_body(false, true, true))};
+  return scripts[(take_over ? 1 : 0) + (stamped ? 2 : 0)];
 }
 
-const redis::Script& guarded_acquire_script(bool take_over) {
-  static const redis::Script plain(acquire_body(true, false));
-  static const redis::Script taking_over(acquire_body(true, true));
-  return take_over ? taking_over : plain;
+const redis::Script& guarded_acquire_script(bool take_over, bool stamped) {
+  static const std::array<redis::Script, 4> scripts{
+      redis::Script(acquire_body(true, false, false)), redis::Script(acquire_body(true, true, false)),
+      redis::Script(acquire_body(true, false, true)), redis::Script(acquire_body(true, true, true))};
+  return scripts[(take_over ? 1 : 0) + (stamped ? 2 : 0)];
 }
 
 namespace {
@@ -175,6 +205,31 @@ const redis::Script& renew_script() {
 const redis::Script& renew_batch_script() {
   static const redis::Script script(std::string(renew_function).append(R"lua(local answers = {}
 for i = 1, #KEYS, 4 do answers[#answers + 1] = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3]) end
+return answers
+)lua"));
+  return script;
+}
+
+// Groups the caller found clean at the stamp it sends (ARGV[4]) come first
+// (ARGV[5] of them): while the stamp is still that, their holder records
+// are as the caller last read them, so GET and PEXPIRE renew them.
+const redis::Script& renew_stamped_batch_script() {
+  static const redis::Script script(std::string(renew_function).append(R"lua(local stamp = redis.pcall('GET', KEYS[#KEYS])
+if type(stamp) ~= 'string' then stamp = false end
+local trusted = 0
+if stamp and stamp == ARGV[4] then trusted = tonumber(ARGV[5]) or 0 end
+local answers = {}
+for i = 1, #KEYS - 1, 4 do
+  local answer = 0
+  if #answers >= trusted then
+    answer = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3])
+  elseif redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+    answer = 1
+  end
+  answers[#answers + 1] = answer
+end
+answers[#answers + 1] = stamp
 return answers
 )lua"));
   return script;
@@ -227,10 +282,12 @@ std::string release_body(Notices notices) {
   return std::string(release_check).append("redis.call('DEL', KEYS[1])\n").append(notice_line(notices));
 }
 
-std::string hand_over_body(Notices notices) {
-  return std::string(release_check)
+std::string hand_over_body(Notices notices, bool stamped) {
+  return std::string(stamped ? stamp_writer : no_stamp)
+      .append(release_check)
       .append("redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[7])\n"
-              "redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])\n")
+              "redis.call('HSET', KEYS[2], 'incarnation', ARGV[5], 'priority', ARGV[6])\n"
+              "changed()\n")
       .append(notice_line(notices));
 }
 
@@ -249,10 +306,13 @@ const redis::Script& release_script(Notices notices) {
   return notices == Notices::published_tagged ? published_tagged : published;
 }
 
-const redis::Script& hand_over_script(Notices notices) {
-  static const redis::Script published(hand_over_body(Notices::published));
-  static const redis::Script sharded(hand_over_body(Notices::sharded));
-  static const redis::Script published_tagged(hand_over_body(Notices::published_tagged));
+const redis::Script& hand_over_script(Notices notices, bool stamped) {
+  static const redis::Script published(hand_over_body(Notices::published, false));
+  static const redis::Script sharded(hand_over_body(Notices::sharded, false));
+  static const redis::Script published_tagged(hand_over_body(Notices::published_tagged, false));
+  // The change stamp is one endpoint's, where keys are plain.
+  static const redis::Script stamped_published(hand_over_body(Notices::published, true));
+  if (stamped) return stamped_published;
   if (notices == Notices::sharded) return sharded;
   return notices == Notices::published_tagged ? published_tagged : published;
 }

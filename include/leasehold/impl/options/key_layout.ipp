@@ -56,6 +56,8 @@ std::string KeyLayout::data_marker_key(std::string_view group) const {
   return slot_shared(lease_key(group).append(release_suffix), {});
 }
 
+std::string KeyLayout::change_stamp_key() const { return holder_key({}); }
+
 std::string KeyLayout::tick_record_key(std::string_view group) const {
   return lease_key(group).append(tick_suffix);
 }

@@ -82,9 +82,11 @@ std::string_view ScriptArguments::key(std::size_t index) const {
 }
 
 // numkeys, then the parts' keys as KEYS with `shared` after them, or no KEYS
-// and `shared` copied ahead of the parts' keys.
+// and `shared` copied ahead of the parts' keys. `more_args` (KEYS only)
+// follow `shared`, which is then copied too.
 ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
-                                        bool as_keys, std::size_t keys_each) {
+                                        bool as_keys, std::size_t keys_each,
+                                        std::span<const std::string_view> more_args) {
   for (const ScriptArguments* part : parts) leasehold::detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
@@ -105,11 +107,16 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   out.encoded_.append(ahead);
   for (const std::string_view encoded : keys) out.encoded_.append(encoded);
   std::size_t argc = 1 + count;
-  if (as_keys) {
+  if (as_keys && more_args.empty()) {
     out.shared_ = shared;
   } else if (shared != nullptr) {
+    if (as_keys) out.encoded_.append(shared->encoded_);
     argc += shared->count_;
   }
+  for (const std::string_view arg : more_args) {
+    out.encoded_.append("$").append(std::to_string(arg.size())).append("\r\n").append(arg).append("\r\n");
+  }
+  argc += more_args.size();
   if (out.encoded_.size() > UINT32_MAX) throw std::length_error("script arguments longer than 4 GiB");
   out.count_ = static_cast<std::uint32_t>(argc);
   out.keys_end_ = static_cast<std::uint32_t>(keys_end);

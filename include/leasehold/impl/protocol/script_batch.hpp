@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string_view>
 
 namespace leasehold::redis::detail {
 
@@ -15,8 +16,10 @@ struct ScriptBatch {
 
   /// KEYS are each part's keys in turn (their own ARGV is dropped), ARGV is
   /// `shared`: for a script that repeats one script's work for each part.
-  static ScriptArguments keys_of(std::span<const ScriptArguments* const> parts, const SharedArguments* shared) {
-    return ScriptArguments::joined(parts, shared, true, all_keys);
+  /// `more_args` follow `shared` in ARGV (copied, like the keys).
+  static ScriptArguments keys_of(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
+                                 std::span<const std::string_view> more_args = {}) {
+    return ScriptArguments::joined(parts, shared, true, all_keys, more_args);
   }
   /// No KEYS: ARGV is `shared`'s arguments (copied), then each part's keys
   /// in turn. For a script that reaches keys of several slots held by one

@@ -31,6 +31,9 @@ class RedisTransport final : public LeaseTransport {
     std::chrono::milliseconds confirm_timeout{100};
     std::chrono::milliseconds ttl{5000};  ///< how long a hand-over seats the bidder
     Notices notices = Notices::published;  ///< notices_for(): SPUBLISH on a Redis Cluster
+    /// One endpoint with plain keys: the scripts keep the change stamp, and
+    /// batched renewals skip the holder records it vouches for.
+    bool change_stamp = false;
   };
   /// `incarnation`: the elector's (incarnation.hpp); its releases name it.
   RedisTransport(CommandRoute& commands, KeyLayout layout, std::string instance_id, std::string incarnation,
@@ -44,9 +47,11 @@ class RedisTransport final : public LeaseTransport {
   /// A connection (on a cluster: a node's) came up: a server that refused
   /// the cross-slot script may take it now (restarted, upgraded).
   /// ... and WAIT is asked again.
+  /// ... and the change stamp is read again.
   void connection_up() noexcept {
     node_batches_ = node_batches_wanted_;
     wait_refused_ = false;
+    forget_stamp();
   }
   bool confirm_refused() const noexcept override { return wait_refused_; }
   /// Called once when the server refuses WAIT in confirm mode (the error
@@ -55,6 +60,10 @@ class RedisTransport final : public LeaseTransport {
 
   /// The most groups one renewal script renews.
   static constexpr std::size_t max_batch = 64;
+  /// A group's holder record is read at least every this many renewals
+  /// even while the change stamp vouches for it: an older leasehold on the
+  /// same server writes records without replacing the stamp.
+  static constexpr std::uint8_t trusted_renewals_most = 15;
 
  private:
   // Renewals sent in one turn of the executor leave together at its end:
@@ -77,6 +86,10 @@ class RedisTransport final : public LeaseTransport {
   void renew_by_slot(const std::vector<Renewal>& renewals);
   void answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply, redis::Client* via);
   void answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via);
+  std::size_t put_trusted_first(std::vector<Renewal>& renewals) const;
+  void read_stamp(const Batch& batch, const redis::Reply& reply);
+  void forget_stamp() noexcept;
+  std::vector<std::string> acquire_keys(const GroupState& g) const;
 
   CommandRoute& commands_;
   const KeyLayout layout_;
@@ -91,6 +104,13 @@ class RedisTransport final : public LeaseTransport {
   std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
   std::vector<Renewal> sorting_;   // flush_renewals()'s scratch, kept for its capacity
   std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
+  // The change stamp (Settings::change_stamp): its key, encoded as a batch's
+  // last part, the value the last batch read ("": none) and a number for
+  // it that groups keep instead of the value (0: none).
+  const redis::ScriptArguments stamp_key_;
+  std::string stamp_;
+  std::uint32_t stamp_number_ = 0;
+  std::uint32_t stamps_seen_ = 0;
   const bool node_batches_wanted_;  // cross_slot_renewals on a cluster
   bool node_batches_;  // ... and no node refused renew_node_script() since a connection came up
   bool wait_refused_ = false;  // confirm mode: WAIT refused since a connection came up

@@ -29,6 +29,12 @@ std::array<std::string_view, 3> renew_batch_argv(const std::string& id, const st
   return {id, ttl_ms, incarnation};
 }
 
+redis::ScriptArguments stamp_key_part(const KeyLayout& layout) {
+  const std::string key = layout.change_stamp_key();
+  const std::array<std::string_view, 1> keys{key};
+  return redis::ScriptArguments(keys, {});
+}
+
 // Only a lease taken or extended needs the replicas' word: a 1, or an array
 // that starts with one.
 bool lease_granted(const redis::Reply& reply) {
@@ -46,19 +52,22 @@ RedisTransport::RedisTransport(CommandRoute& commands, KeyLayout layout, std::st
       id_(std::move(instance_id)),
       incarnation_(std::move(incarnation)),
       ttl_ms_(std::to_string(settings.ttl.count())),
-      acquire_(settings.empty_restart_guard ? guarded_acquire_script() : acquire_script()),
-      take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true) : acquire_script(true)),
+      acquire_(settings.empty_restart_guard ? guarded_acquire_script(false, settings.change_stamp)
+                                            : acquire_script(false, settings.change_stamp)),
+      take_over_acquire_(settings.empty_restart_guard ? guarded_acquire_script(true, settings.change_stamp)
+                                                      : acquire_script(true, settings.change_stamp)),
       settings_(settings),
       renew_argv_(renew_batch_argv(id_, ttl_ms_, incarnation_)),
+      stamp_key_(stamp_key_part(layout_)),
       node_batches_wanted_(commands.is_cluster() && commands.options().cluster->cross_slot_renewals),
       node_batches_(node_batches_wanted_) {
   commands_.preload(acquire_);
   if (settings.reclaim_on_restart) commands_.preload(take_over_acquire_);
   commands_.preload(renew_script());
-  commands_.preload(renew_batch_script());
+  commands_.preload(settings.change_stamp ? renew_stamped_batch_script() : renew_batch_script());
   if (node_batches_wanted_) commands_.preload(renew_node_script());
   commands_.preload(release_script(settings.notices));
-  commands_.preload(hand_over_script(settings.notices));
+  commands_.preload(hand_over_script(settings.notices, settings.change_stamp));
 }
 
 // The handler of one group's script: its answer, after a WAIT in confirm
@@ -79,27 +88,36 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
     case Command::acquire: {
       const bool take_over = settings_.reclaim_on_restart && !g.first_acquire_answered;
       const redis::Script& script = take_over ? take_over_acquire_ : acquire_;
-      if (!settings_.empty_restart_guard) return commands_.eval(script, g.lease_arguments, g.slot, std::move(answer));
-      // The guard's data marker joins the group's keys (acquires only: the
-      // renewals keep their four keys per group).
-      std::vector<std::string> keys;
-      for (std::size_t i = 0; i < renew_batch_keys_per_group; ++i) keys.emplace_back(g.lease_arguments.key(i));
-      keys.push_back(layout_.data_marker_key(g.name));
+      if (!settings_.empty_restart_guard && !settings_.change_stamp) {
+        return commands_.eval(script, g.lease_arguments, g.slot, std::move(answer));
+      }
       std::vector<std::string> args{id_, ttl_ms_, incarnation_, std::to_string(g.machine.priority())};
-      return commands_.eval(script, std::move(keys), std::move(args), std::move(answer));
+      return commands_.eval(script, acquire_keys(g), std::move(args), std::move(answer));
     }
     case Command::release: {
       std::vector<std::string> keys{std::string(g.key), layout_.holder_key(g.name)};
       std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
       if (const Bid* to = g.machine.hand_over_target()) {
         args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), ttl_ms_});
-        return commands_.eval(hand_over_script(settings_.notices), std::move(keys), std::move(args), std::move(answer));
+        if (settings_.change_stamp) keys.push_back(layout_.change_stamp_key());
+        return commands_.eval(hand_over_script(settings_.notices, settings_.change_stamp), std::move(keys),
+                              std::move(args), std::move(answer));
       }
       return commands_.eval(release_script(settings_.notices), std::move(keys), std::move(args), std::move(answer));
     }
     case Command::renew:  // queued above
     case Command::none: return;
   }
+}
+
+// The group's four keys, then the guard's data marker and the change stamp
+// where they are used (acquires only: the renewals keep four keys per group).
+std::vector<std::string> RedisTransport::acquire_keys(const GroupState& g) const {
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < renew_batch_keys_per_group; ++i) keys.emplace_back(g.lease_arguments.key(i));
+  if (settings_.empty_restart_guard) keys.push_back(layout_.data_marker_key(g.name));
+  if (settings_.change_stamp) keys.push_back(layout_.change_stamp_key());
+  return keys;
 }
 
 void RedisTransport::confirm(GroupState& g, Command command, std::uint64_t seq, LeaseReplyListener& replies,
@@ -143,6 +161,9 @@ bool RedisTransport::wait_was_refused(const redis::Reply& wait) {
 struct RedisTransport::Batch {
   std::vector<Renewal> renewals;
   std::optional<redis::ScriptArguments> arguments;
+  bool stamped = false;      // renew_stamped_batch_script(): the stamp answers last
+  std::size_t trusted = 0;   // ... the first this many on the word of
+  std::uint32_t stamp_sent = 0;  // this stamp (its number)
 };
 
 void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplyListener& replies) {
@@ -219,10 +240,25 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
     batch_parts_.push_back(&r.group->lease_arguments);
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
-  // Across slots only the lease keys go: the script names the rest.
-  batch->arguments.emplace(across_slots ? redis::detail::ScriptBatch::args_of(batch_parts_, renew_argv_, 1)
-                                        : redis::detail::ScriptBatch::keys_of(batch_parts_, &renew_argv_));
-  commands_.eval(across_slots ? renew_node_script() : renew_batch_script(), *batch->arguments,
+  batch->stamped = settings_.change_stamp && !across_slots;
+  if (batch->stamped) {
+    batch->trusted = put_trusted_first(batch->renewals);
+    batch->stamp_sent = stamp_number_;
+    batch_parts_.clear();
+    for (const Renewal& r : batch->renewals) batch_parts_.push_back(&r.group->lease_arguments);
+    batch_parts_.push_back(&stamp_key_);
+    const std::string trusted = std::to_string(batch->trusted);
+    const std::array<std::string_view, 2> more{stamp_, trusted};
+    batch->arguments.emplace(redis::detail::ScriptBatch::keys_of(batch_parts_, &renew_argv_, more));
+  } else {
+    // Across slots only the lease keys go: the script names the rest.
+    batch->arguments.emplace(across_slots ? redis::detail::ScriptBatch::args_of(batch_parts_, renew_argv_, 1)
+                                          : redis::detail::ScriptBatch::keys_of(batch_parts_, &renew_argv_));
+  }
+  const redis::Script& script = batch->stamped  ? renew_stamped_batch_script()
+                                : across_slots ? renew_node_script()
+                                               : renew_batch_script();
+  commands_.eval(script, *batch->arguments,
                  batch->renewals.front().slot,
                  [this, owner = owner_.lock(), batch, across_slots](error_code ec, redis::Reply reply,
                                                                    redis::Client* via) {
@@ -230,6 +266,44 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
                    answer_batch(*batch, ec, reply, via);
                  },
                  until);
+}
+
+// The groups found clean at the stamp last read, and not trusted too often
+// in a row, go first: the script renews them without their records.
+std::size_t RedisTransport::put_trusted_first(std::vector<Renewal>& renewals) const {
+  if (stamp_number_ == 0) return 0;
+  const auto trusted = std::stable_partition(renewals.begin(), renewals.end(), [this](const Renewal& r) {
+    return r.group->clean_at_stamp == stamp_number_ && r.group->trusted_renewals < trusted_renewals_most;
+  });
+  return static_cast<std::size_t>(trusted - renewals.begin());
+}
+
+// A stamped batch's last answer is the stamp now: each group that answered 1
+// is clean at it.
+void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply) {
+  const redis::Reply& stamp = reply.elements.back();
+  if (!stamp.is_string() || stamp.str.empty()) {
+    forget_stamp();
+  } else if (stamp.str != stamp_) {
+    stamp_ = stamp.str;
+    if (++stamps_seen_ == 0) stamps_seen_ = 1;  // 0 names no stamp
+    stamp_number_ = stamps_seen_;
+  }
+  // The first groups went on the stamp's word if it was still the one sent.
+  const bool vouched = stamp_number_ != 0 && stamp_number_ == batch.stamp_sent;
+  for (std::size_t i = 0; i < batch.renewals.size(); ++i) {
+    GroupState& g = *batch.renewals[i].group;
+    const redis::Reply& answer = reply.elements[i];
+    const bool clean = stamp_number_ != 0 && answer.is_integer() && answer.integer == 1;
+    const bool trusted = vouched && i < batch.trusted;
+    g.trusted_renewals = clean && trusted ? static_cast<std::uint8_t>(g.trusted_renewals + 1) : 0;
+    g.clean_at_stamp = clean ? stamp_number_ : 0;
+  }
+}
+
+void RedisTransport::forget_stamp() noexcept {
+  stamp_.clear();
+  stamp_number_ = 0;
 }
 
 // The groups of several slots: those the node no longer serves go again a
@@ -294,11 +368,13 @@ void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis
   for (const Renewal& r : renewals) r.group->prefetch();
   // Each answer extends its group's published deadline: a second miss.
   for (const Renewal& r : renewals) detail::prefetch(r.group->flag.get());
-  const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
+  const bool split =
+      !ec && reply.is_array() && reply.elements.size() == renewals.size() + (batch.stamped ? 1 : 0);
   // Not one answer per group: no group's own answer can be told apart.
   if (!ec && !split) ec = make_error_code(errc::unexpected_reply);
+  if (split && batch.stamped) read_stamp(batch, reply);
   const bool confirming = split && settings_.confirm_replicas > 0 &&
-                          std::any_of(reply.elements.begin(), reply.elements.end(), lease_granted);
+                          std::any_of(reply.elements.begin(), reply.elements.begin() + renewals.size(), lease_granted);
   if (!confirming) {
     const auto now = Clock::now();
     for (std::size_t i = 0; i < renewals.size(); ++i) {
