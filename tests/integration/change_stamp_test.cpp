@@ -57,11 +57,13 @@ struct StampServer {
   }
 
   // One stamped batch of `groups` by me/inc-1: the first `trusted` on the
-  // word of `stamp`. Answers each group's answer, then the stamp now.
+  // word of `stamp`, with their lease keys only. Answers each group's
+  // answer, then the stamp now.
   Reply renew(const std::vector<std::string>& groups, const std::string& stamp, std::size_t trusted) {
     std::vector<std::string> keys;
-    for (const auto& g : groups) {
-      for (auto& k : group_keys(g)) keys.push_back(std::move(k));
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      auto own = group_keys(groups[i]);
+      keys.insert(keys.end(), own.begin(), i < trusted ? own.begin() + 1 : own.end());
     }
     keys.push_back(layout.change_stamp_key());
     return eval(lh::detail::renew_stamped_batch_script(), keys,
@@ -104,26 +106,34 @@ TEST(ChangeStamp, ATrustedGroupSkipsItsRecordUntilAScriptChangesARecord) {
   admin.call({"HSET", s.layout.holder_key("b"), "incarnation", "inc-1"});
 
   // Another incarnation of my id takes b over (reclaim_on_restart): the
-  // stamp changes, and a batch on the old stamp reads every record.
+  // stamp changes, and a batch on the old stamp renews neither group (-1:
+  // send again with every key), which then reads every record.
   const auto taken = s.acquire("b", "me", "inc-9", "0", true);
   ASSERT_TRUE(is_one(taken.elements.at(0))) << taken.debug_string();
   const auto second = s.stamp();
   ASSERT_TRUE(second.has_value());
   EXPECT_NE(*second, *first);
+  const auto pttl_before = admin.call({"PTTL", s.layout.lease_key("a")}).integer;
   reply = s.renew({"a", "b"}, *first, 2);
+  EXPECT_EQ(reply.elements.at(0).integer, -1) << reply.debug_string();
+  EXPECT_EQ(reply.elements.at(1).integer, -1) << reply.debug_string();
+  EXPECT_EQ(reply.elements.at(2).str, *second);
+  EXPECT_LE(admin.call({"PTTL", s.layout.lease_key("a")}).integer, pttl_before) << "-1: not renewed";
+  reply = s.renew({"a", "b"}, *second, 0);
   EXPECT_TRUE(is_one(reply.elements.at(0)));
   EXPECT_EQ(reply.elements.at(1).debug_string(),
             Reply::make_array({Reply::make_integer(0), Reply::make_string("inc-9")}).debug_string());
-  EXPECT_EQ(reply.elements.at(2).str, *second);
 
   // A standby that outranks me bids on a: the stamp changes again, and the
-  // leader trusting the last stamp hears the bid.
+  // leader that trusted the last stamp hears the bid once it sends again.
   const auto refused = s.acquire("a", "you", "inc-2", "5");
   ASSERT_TRUE(refused.is_array() && refused.elements.at(0).integer == 0) << refused.debug_string();
   const auto third = s.stamp();
   ASSERT_TRUE(third.has_value());
   EXPECT_NE(*third, *second);
   reply = s.renew({"a"}, *second, 1);
+  EXPECT_EQ(reply.elements.at(0).integer, -1) << reply.debug_string();
+  reply = s.renew({"a"}, *third, 0);
   ASSERT_TRUE(reply.elements.at(0).is_array()) << reply.debug_string();
   EXPECT_EQ(reply.elements.at(0).elements.at(1).str, "you");
 

@@ -140,6 +140,14 @@ TEST(ScriptArguments, KeysOfSeveralCallsTakeArgumentsOfTheirOwnAfterTheShared) {
   redis::detail::ScriptBatch::keys_of(parts, &shared, none).encode_call(out, script, false);
   EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "3", group_keys[0], group_keys[1], stamp_key[0], shared_args[0],
                         shared_args[1], "", "0"}));
+  // Lean parts (groups renewed on the stamp's word) give their first key only.
+  const std::array<std::string_view, 2> other_keys{"leader:b", "leader:b:holder"};
+  const redis::ScriptArguments other(other_keys, {}, &shared);
+  const std::array<const redis::ScriptArguments*, 3> mixed{&group, &other, &stamp};
+  out.clear();
+  redis::detail::ScriptBatch::keys_of(mixed, &shared, more, 1).encode_call(out, script, false);
+  EXPECT_EQ(out, whole({"EVALSHA", script.sha1(), "4", group_keys[0], other_keys[0], other_keys[1], stamp_key[0],
+                        shared_args[0], shared_args[1], more[0], more[1]}));
 }
 
 TEST(ScriptArguments, ArgsOfSeveralCallsPutTheSharedArgumentsFirstAndNoKeys) {

@@ -56,7 +56,8 @@ class ScriptArguments {
   static constexpr std::size_t all_keys = SIZE_MAX;
   ScriptArguments() = default;
   static ScriptArguments joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
-                                bool as_keys, std::size_t keys_each, std::span<const std::string_view> more_args = {});
+                                bool as_keys, std::size_t keys_each, std::span<const std::string_view> more_args = {},
+                                std::size_t lean_parts = 0);
   /// This call's first keys (at most `most`), still encoded, and how many.
   std::pair<std::string_view, std::size_t> encoded_keys(std::size_t most = all_keys) const;
   std::pair<std::size_t, std::size_t> numkeys() const;

@@ -65,14 +65,16 @@ inline constexpr std::size_t renew_batch_keys_per_group = 4;
 
 /// renew_batch_script() for one endpoint with plain keys, where every
 /// script that changes a holder record replaces the change stamp
-/// (acquire_script(), hand_over_script(), `stamped`). KEYS: each group's
-/// four keys, then the stamp. ARGV: instance id, ttl in ms, incarnation,
-/// the stamp the caller last read ("" for none) and how many of the groups,
-/// the first ones, answered 1 at that stamp: while the stamp has not
-/// changed their holder records need no reading (GET and PEXPIRE renew
-/// them, two calls instead of three). Answers each group's renew_script()
-/// answer, then the stamp now (nil when there is none): a group that
-/// answers 1 is clean at it.
+/// (acquire_script(), hand_over_script(), `stamped`). ARGV: instance id,
+/// ttl in ms, incarnation, the stamp the caller last read ("" for none) and
+/// how many of the groups, the first ones, answered 1 at that stamp. KEYS:
+/// those groups' lease keys, then the other groups' four keys each, then
+/// the stamp. While the stamp has not changed, the first groups' holder
+/// records need no reading (GET and PEXPIRE renew them, two calls instead
+/// of three); once it changed, they answer -1: not renewed, to be sent
+/// again with every key. Answers each group's renew_script() answer (or
+/// -1), then the stamp now (nil when there is none): a group that answers
+/// 1 is clean at it.
 const redis::Script& renew_stamped_batch_script();
 
 /// The same for groups in several slots that one cluster node serves

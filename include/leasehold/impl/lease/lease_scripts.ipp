@@ -211,24 +211,28 @@ return answers
 }
 
 // Groups the caller found clean at the stamp it sends (ARGV[4]) come first
-// (ARGV[5] of them): while the stamp is still that, their holder records
-// are as the caller last read them, so GET and PEXPIRE renew them.
+// (ARGV[5] of them), with their lease keys only: while the stamp is still
+// that, their holder records are as the caller last read them, so GET and
+// PEXPIRE renew them; once it changed, they answer -1 (not renewed: send
+// again with every key).
 const redis::Script& renew_stamped_batch_script() {
   static const redis::Script script(std::string(renew_function).append(R"lua(local stamp = redis.pcall('GET', KEYS[#KEYS])
 if type(stamp) ~= 'string' then stamp = false end
-local trusted = 0
-if stamp and stamp == ARGV[4] then trusted = tonumber(ARGV[5]) or 0 end
+local vouched = stamp and stamp == ARGV[4]
+local lean = tonumber(ARGV[5]) or 0
 local answers = {}
-for i = 1, #KEYS - 1, 4 do
-  local answer = 0
-  if #answers >= trusted then
-    answer = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3])
-  elseif redis.call('GET', KEYS[i]) == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
-    answer = 1
+for i = 1, lean do
+  local answer = -1
+  if vouched then
+    answer = 0
+    if redis.call('GET', KEYS[i]) == ARGV[1] then
+      redis.call('PEXPIRE', KEYS[i], ARGV[2])
+      answer = 1
+    end
   end
-  answers[#answers + 1] = answer
+  answers[i] = answer
 end
+for i = lean + 1, #KEYS - 1, 4 do answers[#answers + 1] = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3]) end
 answers[#answers + 1] = stamp
 return answers
 )lua"));

@@ -83,17 +83,18 @@ std::string_view ScriptArguments::key(std::size_t index) const {
 
 // numkeys, then the parts' keys as KEYS with `shared` after them, or no KEYS
 // and `shared` copied ahead of the parts' keys. `more_args` (KEYS only)
-// follow `shared`, which is then copied too.
+// follow `shared`, which is then copied too. The first `lean_parts` parts
+// give their first key only.
 ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
                                         bool as_keys, std::size_t keys_each,
-                                        std::span<const std::string_view> more_args) {
+                                        std::span<const std::string_view> more_args, std::size_t lean_parts) {
   for (const ScriptArguments* part : parts) leasehold::detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
   std::vector<std::string_view> keys;  // each part's, found once
   keys.reserve(parts.size());
   for (const ScriptArguments* part : parts) {
-    const auto [encoded, n] = part->encoded_keys(keys_each);
+    const auto [encoded, n] = part->encoded_keys(keys.size() < lean_parts ? 1 : keys_each);
     keys.push_back(encoded);
     count += n;
     bytes += encoded.size();

@@ -16,10 +16,11 @@ struct ScriptBatch {
 
   /// KEYS are each part's keys in turn (their own ARGV is dropped), ARGV is
   /// `shared`: for a script that repeats one script's work for each part.
-  /// `more_args` follow `shared` in ARGV (copied, like the keys).
+  /// `more_args` follow `shared` in ARGV (copied, like the keys); the
+  /// first `lean_parts` parts give only their first key.
   static ScriptArguments keys_of(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
-                                 std::span<const std::string_view> more_args = {}) {
-    return ScriptArguments::joined(parts, shared, true, all_keys, more_args);
+                                 std::span<const std::string_view> more_args = {}, std::size_t lean_parts = 0) {
+    return ScriptArguments::joined(parts, shared, true, all_keys, more_args, lean_parts);
   }
   /// No KEYS: ARGV is `shared`'s arguments (copied), then each part's keys
   /// in turn. For a script that reaches keys of several slots held by one

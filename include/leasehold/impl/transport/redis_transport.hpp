@@ -87,7 +87,9 @@ class RedisTransport final : public LeaseTransport {
   void answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply, redis::Client* via);
   void answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via);
   std::size_t put_trusted_first(std::vector<Renewal>& renewals) const;
-  void read_stamp(const Batch& batch, const redis::Reply& reply);
+  void read_stamp(const Batch& batch, const redis::Reply& reply, std::vector<Renewal>& again);
+  void answer_stamped_again(const Batch& batch, const redis::Reply& reply, std::vector<Renewal> again,
+                            redis::Client* via);
   void forget_stamp() noexcept;
   std::vector<std::string> acquire_keys(const GroupState& g) const;
 

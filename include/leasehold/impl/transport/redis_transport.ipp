@@ -162,8 +162,7 @@ struct RedisTransport::Batch {
   std::vector<Renewal> renewals;
   std::optional<redis::ScriptArguments> arguments;
   bool stamped = false;      // renew_stamped_batch_script(): the stamp answers last
-  std::size_t trusted = 0;   // ... the first this many on the word of
-  std::uint32_t stamp_sent = 0;  // this stamp (its number)
+  std::size_t trusted = 0;   // ... and the first this many on its word
 };
 
 void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplyListener& replies) {
@@ -243,13 +242,12 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
   batch->stamped = settings_.change_stamp && !across_slots;
   if (batch->stamped) {
     batch->trusted = put_trusted_first(batch->renewals);
-    batch->stamp_sent = stamp_number_;
     batch_parts_.clear();
     for (const Renewal& r : batch->renewals) batch_parts_.push_back(&r.group->lease_arguments);
     batch_parts_.push_back(&stamp_key_);
     const std::string trusted = std::to_string(batch->trusted);
     const std::array<std::string_view, 2> more{stamp_, trusted};
-    batch->arguments.emplace(redis::detail::ScriptBatch::keys_of(batch_parts_, &renew_argv_, more));
+    batch->arguments.emplace(redis::detail::ScriptBatch::keys_of(batch_parts_, &renew_argv_, more, batch->trusted));
   } else {
     // Across slots only the lease keys go: the script names the rest.
     batch->arguments.emplace(across_slots ? redis::detail::ScriptBatch::args_of(batch_parts_, renew_argv_, 1)
@@ -279,8 +277,9 @@ std::size_t RedisTransport::put_trusted_first(std::vector<Renewal>& renewals) co
 }
 
 // A stamped batch's last answer is the stamp now: each group that answered 1
-// is clean at it.
-void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply) {
+// is clean at it; one that answered -1 went on the word of a stamp that had
+// changed, and goes again with every key (`again`).
+void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply, std::vector<Renewal>& again) {
   const redis::Reply& stamp = reply.elements.back();
   if (!stamp.is_string() || stamp.str.empty()) {
     forget_stamp();
@@ -289,16 +288,36 @@ void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply) {
     if (++stamps_seen_ == 0) stamps_seen_ = 1;  // 0 names no stamp
     stamp_number_ = stamps_seen_;
   }
-  // The first groups went on the stamp's word if it was still the one sent.
-  const bool vouched = stamp_number_ != 0 && stamp_number_ == batch.stamp_sent;
   for (std::size_t i = 0; i < batch.renewals.size(); ++i) {
     GroupState& g = *batch.renewals[i].group;
     const redis::Reply& answer = reply.elements[i];
+    const bool unread = i < batch.trusted && answer.is_integer() && answer.integer == -1;
+    if (unread) again.push_back(batch.renewals[i]);
     const bool clean = stamp_number_ != 0 && answer.is_integer() && answer.integer == 1;
-    const bool trusted = vouched && i < batch.trusted;
+    const bool trusted = i < batch.trusted && !unread;
     g.trusted_renewals = clean && trusted ? static_cast<std::uint8_t>(g.trusted_renewals + 1) : 0;
     g.clean_at_stamp = clean ? stamp_number_ : 0;
   }
+}
+
+// The groups a changed stamp left unrenewed go again (read_stamp() no
+// longer trusts them); the rest get their answers.
+void RedisTransport::answer_stamped_again(const Batch& batch, const redis::Reply& reply, std::vector<Renewal> again,
+                                          redis::Client* via) {
+  Batch answered;
+  std::vector<redis::Reply> answers;
+  for (std::size_t i = 0; i < batch.renewals.size(); ++i) {
+    const redis::Reply& answer = reply.elements[i];
+    if (i < batch.trusted && answer.is_integer() && answer.integer == -1) continue;
+    answered.renewals.push_back(batch.renewals[i]);
+    answers.push_back(answer);
+  }
+  if (again.size() == 1) {
+    renew_one(again.front());
+  } else {
+    renew_many(std::move(again), false);
+  }
+  if (!answered.renewals.empty()) answer_batch(answered, {}, redis::Reply::make_array(std::move(answers)), via);
 }
 
 void RedisTransport::forget_stamp() noexcept {
@@ -372,7 +391,11 @@ void RedisTransport::answer_batch(const Batch& batch, error_code ec, const redis
       !ec && reply.is_array() && reply.elements.size() == renewals.size() + (batch.stamped ? 1 : 0);
   // Not one answer per group: no group's own answer can be told apart.
   if (!ec && !split) ec = make_error_code(errc::unexpected_reply);
-  if (split && batch.stamped) read_stamp(batch, reply);
+  if (split && batch.stamped) {
+    std::vector<Renewal> again;
+    read_stamp(batch, reply, again);
+    if (!again.empty()) return answer_stamped_again(batch, reply, std::move(again), via);
+  }
   const bool confirming = split && settings_.confirm_replicas > 0 &&
                           std::any_of(reply.elements.begin(), reply.elements.begin() + renewals.size(), lease_granted);
   if (!confirming) {
