@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 
 namespace integration_preferred_holder_test {
 namespace {
@@ -179,5 +180,46 @@ TEST(PreferredHolder, ARenewalReadsTheBidOnlyWhileOneMayStand) {
   }, 5s));
   EXPECT_TRUE(fleet.leading_with_event(0)) << "no leadership change";
 }
+
+// A leader of 20 groups renews them in batches on the change stamp's word.
+// A standby that outranks it in every group bids: each bid replaces the
+// stamp, the next batch finds it changed (the trusted groups answer -1 and
+// go again with every key) and hears the bids, and every group is handed
+// over well before its ttl of ten heartbeats, never with two leaders.
+TEST(PreferredHolder, ALeaderOfManyGroupsRenewingOnTheStampsWordHearsEveryBid) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto low = ranked("low", 0);
+  for (int i = 0; i < 20; ++i) low.groups.push_back("g" + std::to_string(i));
+  auto high = ranked("high", 5);
+  high.groups = low.groups;
+  const auto leaders_of = [&](const std::string& g) {
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < fleet.size(); ++k) n += fleet.at(k).is_leader(g) ? 1 : 0;
+    return n;
+  };
+  fleet.add(low);
+  ASSERT_TRUE(run_until(fleet.io, [&] {
+    for (const auto& g : low.groups) {
+      if (!fleet.at(0).is_leader(g)) return false;
+    }
+    return true;
+  }, 10s));
+  lh::test::run_for(fleet.io, 2500ms);  // trusted renewals by now
+  fleet.add(high);
+  bool overlap = false;
+  const bool moved = run_until(fleet.io, [&] {
+    bool all = true;
+    for (const auto& g : low.groups) {
+      overlap = overlap || leaders_of(g) > 1;
+      all = all && fleet.at(1).is_leader(g);
+    }
+    return all;
+  }, 6s);
+  EXPECT_TRUE(moved) << "every group handed over within six heartbeats";
+  EXPECT_FALSE(overlap);
+  for (const auto& g : low.groups) EXPECT_FALSE(fleet.at(0).is_leader(g)) << g;
+}
+
 }  // namespace
 }  // namespace integration_preferred_holder_test
