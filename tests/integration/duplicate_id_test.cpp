@@ -223,11 +223,6 @@ TEST(DuplicateId, BatchedRenewalsOnTheChangeStampStillFindADuplicateInEveryGroup
   auto options = twin("stateful-0");
   options.reclaim_on_restart = true;
   for (int i = 0; i < 20; ++i) options.groups.push_back(fmt::format("g{}", i));
-  const auto leaders_of = [&](const std::string& group) {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < fleet.size(); ++i) n += fleet.at(i).is_leader(group) ? 1 : 0;
-    return n;
-  };
   const auto calls = [&](std::string_view command) {
     const auto info = admin.call({"INFO", "commandstats"});
     const std::string key = fmt::format("cmdstat_{}:calls=", command);
@@ -235,12 +230,7 @@ TEST(DuplicateId, BatchedRenewalsOnTheChangeStampStillFindADuplicateInEveryGroup
     return at == std::string::npos ? 0LL : std::stoll(info.str.substr(at + key.size()));
   };
   fleet.add(options);
-  ASSERT_TRUE(run_until(fleet.io, [&] {
-    for (const auto& g : options.groups) {
-      if (!fleet.at(0).is_leader(g)) return false;
-    }
-    return true;
-  }, 10s));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.leads_every(0, options.groups); }, 10s));
   lh::test::run_for(fleet.io, 1500ms);  // every group found clean once
   admin.call({"CONFIG", "RESETSTAT"});
   lh::test::run_for(fleet.io, 3500ms);  // three heartbeats
@@ -253,7 +243,7 @@ TEST(DuplicateId, BatchedRenewalsOnTheChangeStampStillFindADuplicateInEveryGroup
   ASSERT_TRUE(run_until(fleet.io, [&] {
     for (const auto& g : options.groups) {
       if (!fleet.at(1).is_leader(g) || fleet.at(0).is_leader(g)) return false;
-      if (leaders_of(g) > 1) return false;
+      if (fleet.leaders(g).size() > 1) return false;
     }
     return true;
   }, 15s));
@@ -263,7 +253,7 @@ TEST(DuplicateId, BatchedRenewalsOnTheChangeStampStillFindADuplicateInEveryGroup
   while (Clock::now() < until) {
     lh::test::run_for(fleet.io, 50ms);
     for (const auto& g : options.groups) {
-      ASSERT_LE(leaders_of(g), 1u) << g;
+      ASSERT_LE(fleet.leaders(g).size(), 1u) << g;
       ASSERT_FALSE(fleet.at(0).is_leader(g)) << g;
     }
   }

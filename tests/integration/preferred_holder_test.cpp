@@ -193,28 +193,14 @@ TEST(PreferredHolder, ALeaderOfManyGroupsRenewingOnTheStampsWordHearsEveryBid) {
   for (int i = 0; i < 20; ++i) low.groups.push_back("g" + std::to_string(i));
   auto high = ranked("high", 5);
   high.groups = low.groups;
-  const auto leaders_of = [&](const std::string& g) {
-    std::size_t n = 0;
-    for (std::size_t k = 0; k < fleet.size(); ++k) n += fleet.at(k).is_leader(g) ? 1 : 0;
-    return n;
-  };
   fleet.add(low);
-  ASSERT_TRUE(run_until(fleet.io, [&] {
-    for (const auto& g : low.groups) {
-      if (!fleet.at(0).is_leader(g)) return false;
-    }
-    return true;
-  }, 10s));
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.leads_every(0, low.groups); }, 10s));
   lh::test::run_for(fleet.io, 2500ms);  // trusted renewals by now
   fleet.add(high);
   bool overlap = false;
   const bool moved = run_until(fleet.io, [&] {
-    bool all = true;
-    for (const auto& g : low.groups) {
-      overlap = overlap || leaders_of(g) > 1;
-      all = all && fleet.at(1).is_leader(g);
-    }
-    return all;
+    for (const auto& g : low.groups) overlap = overlap || fleet.leaders(g).size() > 1;
+    return fleet.leads_every(1, low.groups);
   }, 6s);
   EXPECT_TRUE(moved) << "every group handed over within six heartbeats";
   EXPECT_FALSE(overlap);

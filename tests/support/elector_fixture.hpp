@@ -110,6 +110,14 @@ class Fleet {
     return out;
   }
 
+  /// True while elector i leads every group of `groups`.
+  bool leads_every(std::size_t i, const std::vector<std::string>& groups) const {
+    for (const auto& g : groups) {
+      if (!electors_.at(i) || !electors_[i]->is_leader(g)) return false;
+    }
+    return true;
+  }
+
   /// True once elector i leads `group` and its elected event was delivered
   /// (events are posted, so is_leader() can turn true before the callback).
   bool leading_with_event(std::size_t i, std::string_view group = "default") {

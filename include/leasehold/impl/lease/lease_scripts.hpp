@@ -32,8 +32,8 @@ namespace leasehold::detail {
 /// this id by another incarnation too (ElectorOptions::reclaim_on_restart,
 /// for a process's first attempt only). `stamped`: the variant for one
 /// endpoint with plain keys, whose last key is the change stamp
-/// (KeyLayout::change_stamp_key), replaced before the holder record's
-/// incarnation changes or its bid flag is raised.
+/// (KeyLayout::change_stamp_key), replaced by every acquire that changes
+/// the holder record's incarnation or raises its bid flag.
 const redis::Script& acquire_script(bool take_over = false, bool stamped = false);
 
 /// acquire_script() with the empty-restart guard. KEYS: as acquire_script(),

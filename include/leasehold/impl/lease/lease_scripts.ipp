@@ -156,20 +156,20 @@ std::string acquire_body(bool guarded, bool take_over, bool stamped) {
   return body.append(acquire_fresh);
 }
 
-}  // namespace
-
-const redis::Script& acquire_script(bool take_over, bool stamped) {
+template <bool guarded>
+const redis::Script& acquire_variant(bool take_over, bool stamped) {
   static const std::array<redis::Script, 4> scripts{
-      redis::Script(acquire_body(false, false, false)), redis::Script(acquire_body(false, true, false)),
-      redis::Script(acquire_body(false, false, true)), redis::Script(acquire_body(false, true, true))};
+      redis::Script(acquire_body(guarded, false, false)), redis::Script(acquire_body(guarded, true, false)),
+      redis::Script(acquire_body(guarded, false, true)), redis::Script(acquire_body(guarded, true, true))};
   return scripts[(take_over ? 1 : 0) + (stamped ? 2 : 0)];
 }
 
+}  // namespace
+
+const redis::Script& acquire_script(bool take_over, bool stamped) { return acquire_variant<false>(take_over, stamped); }
+
 const redis::Script& guarded_acquire_script(bool take_over, bool stamped) {
-  static const std::array<redis::Script, 4> scripts{
-      redis::Script(acquire_body(true, false, false)), redis::Script(acquire_body(true, true, false)),
-      redis::Script(acquire_body(true, false, true)), redis::Script(acquire_body(true, true, true))};
-  return scripts[(take_over ? 1 : 0) + (stamped ? 2 : 0)];
+  return acquire_variant<true>(take_over, stamped);
 }
 
 namespace {

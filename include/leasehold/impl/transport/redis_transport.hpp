@@ -91,6 +91,7 @@ class RedisTransport final : public LeaseTransport {
   void answer_stamped_again(const Batch& batch, const redis::Reply& reply, std::vector<Renewal> again,
                             redis::Client* via);
   void forget_stamp() noexcept;
+  static bool went_unread(const Batch& batch, const redis::Reply& reply, std::size_t i);
   std::vector<std::string> acquire_keys(const GroupState& g) const;
 
   CommandRoute& commands_;

@@ -233,17 +233,15 @@ void RedisTransport::renew_one(const Renewal& r) {
 void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots) {
   auto batch = std::make_shared<Batch>();
   batch->renewals = std::move(renewals);
+  batch->stamped = settings_.change_stamp && !across_slots;
+  if (batch->stamped) batch->trusted = put_trusted_first(batch->renewals);
   std::optional<TimePoint> until;
   batch_parts_.clear();
   for (const Renewal& r : batch->renewals) {
     batch_parts_.push_back(&r.group->lease_arguments);
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
-  batch->stamped = settings_.change_stamp && !across_slots;
   if (batch->stamped) {
-    batch->trusted = put_trusted_first(batch->renewals);
-    batch_parts_.clear();
-    for (const Renewal& r : batch->renewals) batch_parts_.push_back(&r.group->lease_arguments);
     batch_parts_.push_back(&stamp_key_);
     const std::string trusted = std::to_string(batch->trusted);
     const std::array<std::string_view, 2> more{stamp_, trusted};
@@ -270,10 +268,15 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
 // in a row, go first: the script renews them without their records.
 std::size_t RedisTransport::put_trusted_first(std::vector<Renewal>& renewals) const {
   if (stamp_number_ == 0) return 0;
-  const auto trusted = std::stable_partition(renewals.begin(), renewals.end(), [this](const Renewal& r) {
+  const auto trusted = std::partition(renewals.begin(), renewals.end(), [this](const Renewal& r) {
     return r.group->clean_at_stamp == stamp_number_ && r.group->trusted_renewals < trusted_renewals_most;
   });
   return static_cast<std::size_t>(trusted - renewals.begin());
+}
+
+// A trusted group's -1: the stamp had changed, so it was not renewed.
+bool RedisTransport::went_unread(const Batch& batch, const redis::Reply& reply, std::size_t i) {
+  return i < batch.trusted && reply.elements[i].is_integer() && reply.elements[i].integer == -1;
 }
 
 // A stamped batch's last answer is the stamp now: each group that answered 1
@@ -291,7 +294,7 @@ void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply, s
   for (std::size_t i = 0; i < batch.renewals.size(); ++i) {
     GroupState& g = *batch.renewals[i].group;
     const redis::Reply& answer = reply.elements[i];
-    const bool unread = i < batch.trusted && answer.is_integer() && answer.integer == -1;
+    const bool unread = went_unread(batch, reply, i);
     if (unread) again.push_back(batch.renewals[i]);
     const bool clean = stamp_number_ != 0 && answer.is_integer() && answer.integer == 1;
     const bool trusted = i < batch.trusted && !unread;
@@ -307,10 +310,9 @@ void RedisTransport::answer_stamped_again(const Batch& batch, const redis::Reply
   Batch answered;
   std::vector<redis::Reply> answers;
   for (std::size_t i = 0; i < batch.renewals.size(); ++i) {
-    const redis::Reply& answer = reply.elements[i];
-    if (i < batch.trusted && answer.is_integer() && answer.integer == -1) continue;
+    if (went_unread(batch, reply, i)) continue;
     answered.renewals.push_back(batch.renewals[i]);
-    answers.push_back(answer);
+    answers.push_back(reply.elements[i]);
   }
   if (again.size() == 1) {
     renew_one(again.front());
