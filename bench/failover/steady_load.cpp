@@ -49,7 +49,7 @@ LoadResult measure_steady_load(const LoadConfig& config) {
     if (name == "info") continue;  // the benchmark's own
     all += static_cast<double>(n);
     // What runs inside the scripts (the only place members send these).
-    static const std::set<std::string> known{"evalsha", "ping", "get", "pexpire", "pttl", "hget", "hmget"};
+    static const std::set<std::string> known{"evalsha", "ping", "get", "mget", "pexpire", "pttl", "hget", "hmget"};
     if (!known.count(name)) other += static_cast<double>(n);
   }
   r.other_per_s = other / r.seconds;

@@ -89,7 +89,7 @@ TEST(Acl, DocumentedRuleIsMinimalAndNamesEveryCommandLeaseholdSends) {
   EXPECT_EQ(rule[2], user);
   EXPECT_EQ(rule[3], "reset") << "the rule starts from nothing, so it grants only what it lists";
   for (const char* needed : {"~leader:*", "&leader:*:released", "+ping", "+select", "+client|setname",
-                             "+script|load", "+evalsha", "+eval", "+psubscribe", "+get", "+pttl",
+                             "+script|load", "+evalsha", "+eval", "+psubscribe", "+get", "+mget", "+pttl",
                              "+set", "+pexpire", "+incr", "+exists", "+del", "+publish", "+role", "+info", "+time"}) {
     EXPECT_NE(std::find(rule.begin(), rule.end(), needed), rule.end()) << needed;
   }
@@ -144,6 +144,40 @@ TEST(Acl, ElectorRunsAsTheDocumentedUserLeadsHandsOverAndReleases) {
       << "fencing counters never expire";
   for (std::size_t i = 0; i < fleet.size(); ++i) {
     for (const auto& e : fleet.events(i).errors) ADD_FAILURE() << e.group << ": " << e.error.message();
+  }
+}
+
+// The rule that 0.2 documented grants no MGET: the scripts then read each
+// key with GET. A leader of several groups (batched renewals on the change
+// stamp) and a standby (looks) run as that user without an error, and a
+// step-down still hands over.
+TEST(Acl, TheRuleOfEarlierReleasesWithoutMgetStillLeadsRenewsAndHandsOver) {
+  lh::test::RedisServer server;
+  std::string rule = documented_rule();
+  const auto at = rule.find(" +mget");
+  ASSERT_NE(at, std::string::npos);
+  rule.erase(at, std::string(" +mget").size());
+  apply_rule(server.admin(), rule);
+  Fleet fleet(as_leasehold_user(server));
+  auto options = fast_options();
+  options.groups = {"a", "b", "c"};
+  options.ttl = 3000ms;
+  options.retry_interval = 3000ms;
+  fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.leads_every(0, options.groups); }, 5s)) << fleet.errors();
+  fleet.add(options);
+  lh::test::run_for(fleet.io, 1500ms);  // renewals of all three, and the standby's looks
+  ASSERT_TRUE(fleet.leads_every(0, options.groups)) << fleet.errors();
+  fleet.at(0).step_down("a", [](lh::error_code ec) { EXPECT_FALSE(ec) << ec.message(); });
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.at(1).is_leader("a"); }, 2s)) << "the release notice";
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    for (const auto& e : fleet.events(i).errors) ADD_FAILURE() << e.group << ": " << e.error.message();
+  }
+  const std::string stats = server.admin().call({"INFO", "commandstats"}).str;
+  const auto mget = stats.find("cmdstat_mget:calls=");
+  if (mget != std::string::npos) {
+    EXPECT_EQ(stats.substr(mget, std::string("cmdstat_mget:calls=0,").size()), "cmdstat_mget:calls=0,")
+        << "every MGET refused";
   }
 }
 

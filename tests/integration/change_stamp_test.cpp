@@ -49,11 +49,19 @@ struct StampServer {
 
   // An acquire by `id`/`incarnation` at `priority` through the stamped
   // script (unguarded: these groups are new on purpose).
+  // `vouch`: the stamp the caller's last refusal named.
   Reply acquire(const std::string& group, const std::string& id, const std::string& incarnation,
-                const std::string& priority = "0", bool take_over = false) {
+                const std::string& priority = "0", bool take_over = false, const std::string& vouch = "") {
     auto keys = group_keys(group);
     keys.push_back(layout.change_stamp_key());
-    return eval(lh::detail::acquire_script(take_over, true), keys, {id, "5000", incarnation, priority});
+    return eval(lh::detail::acquire_script(take_over, true), keys, {id, "5000", incarnation, priority, vouch});
+  }
+
+  long long calls(std::string_view command) {
+    const std::string info = server.admin().call({"INFO", "commandstats"}).str;
+    const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+    const auto at = info.find(field);
+    return at == std::string::npos ? 0LL : std::stoll(info.substr(at + field.size()));
   }
 
   // One stamped batch of `groups` by me/inc-1: the first `trusted` on the
@@ -79,6 +87,58 @@ struct StampServer {
 };
 
 bool is_one(const Reply& r) { return r.is_integer() && r.integer == 1; }
+
+// A standby's look: a refusal naming a holder this standby does not
+// outrank names the stamp too; sent back, it spares the next look the
+// holder record (MGET and PTTL) until a script changes a record.
+TEST(ChangeStamp, AStandbysLookSkipsTheHolderRecordWhileTheStampVouchesForIt) {
+  StampServer s;
+  auto admin = s.server.admin();
+  ASSERT_TRUE(is_one(s.acquire("a", "h", "inc-h", "10").elements.at(0)));
+  const auto first = s.stamp();
+  ASSERT_TRUE(first.has_value());
+
+  auto look = s.acquire("a", "s", "inc-s", "5");
+  ASSERT_TRUE(look.is_array() && look.elements.size() == 5) << look.debug_string();
+  EXPECT_EQ(look.elements[0].integer, 0);
+  EXPECT_EQ(look.elements[1].str, "h");
+  EXPECT_EQ(look.elements[4].str, *first) << "the stamp that vouches: s does not outrank h";
+
+  ASSERT_FALSE(admin.call({"CONFIG", "RESETSTAT"}).is_error());
+  look = s.acquire("a", "s", "inc-s", "5", false, *first);
+  ASSERT_TRUE(look.is_array() && look.elements.size() == 5) << look.debug_string();
+  EXPECT_EQ(look.elements[4].str, *first);
+  EXPECT_EQ(s.calls("hget"), 0) << "the holder record was not read";
+  EXPECT_EQ(s.calls("get"), 0);
+  EXPECT_EQ(s.calls("mget"), 1);
+  EXPECT_EQ(s.calls("pttl"), 1);
+
+  // A record changed behind the stamp's back (no script of ours does that):
+  // the vouched look does not read it, which shows the skip is real...
+  admin.call({"HSET", s.layout.holder_key("a"), "priority", "1"});
+  look = s.acquire("a", "s", "inc-s", "5", false, *first);
+  EXPECT_EQ(look.elements.size(), 5u) << look.debug_string();
+  EXPECT_EQ(admin.call({"EXISTS", s.layout.bid_key("a")}).integer, 0);
+  // ... and a look without the stamp's word reads it, and bids: the stamp
+  // changes, and the refusal vouches for nothing.
+  look = s.acquire("a", "s", "inc-s", "5");
+  EXPECT_EQ(look.elements.size(), 4u) << look.debug_string();
+  EXPECT_EQ(admin.call({"EXISTS", s.layout.bid_key("a")}).integer, 1);
+  const auto second = s.stamp();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_NE(*second, *first);
+  // A look on the old stamp's word reads the record again.
+  ASSERT_FALSE(admin.call({"CONFIG", "RESETSTAT"}).is_error());
+  look = s.acquire("a", "s", "inc-s", "5", false, *first);
+  EXPECT_EQ(look.elements.size(), 4u) << look.debug_string();
+  EXPECT_EQ(s.calls("hget"), 1);
+
+  // The key of another type is still WRONGTYPE (MGET cannot tell it).
+  admin.call({"DEL", s.layout.lease_key("a")});
+  admin.call({"HSET", s.layout.lease_key("a"), "f", "v"});
+  look = s.acquire("a", "s", "inc-s", "5", false, *second);
+  EXPECT_TRUE(look.is_error() && look.str.find("WRONGTYPE") != std::string::npos) << look.debug_string();
+}
 
 TEST(ChangeStamp, ATrustedGroupSkipsItsRecordUntilAScriptChangesARecord) {
   StampServer s;

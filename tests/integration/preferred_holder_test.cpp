@@ -3,6 +3,7 @@
 // and equal priorities never hand over. A rolling deploy that gives each new
 // instance a higher priority moves the group along, one hand-over each.
 
+#include <leasehold/impl/lease/lease_scripts.hpp>
 #include <leasehold/leasehold.hpp>
 #include <leasehold/run_while_leader.hpp>
 
@@ -152,14 +153,69 @@ TEST(PreferredHolder, TheHandOverWaitsForTheLeadersWorkToWindDown) {
 
 // Redis's cost per renewal: a renewal reads the bid only while the holder
 // record's flag says one may stand, and lowers the flag once none does.
+// Hash-tagged keys read the record on every renewal; plain keys on the
+// change stamp's word read it seldom (a lone group's renewal too).
 TEST(PreferredHolder, ARenewalReadsTheBidOnlyWhileOneMayStand) {
+  for (const auto form : {lh::KeyLayout::Form::hash_tagged, lh::KeyLayout::Form::plain}) {
+    const bool stamped = form == lh::KeyLayout::Form::plain;
+    SCOPED_TRACE(stamped ? "plain keys, on the change stamp" : "hash-tagged keys");
+    lh::test::RedisServer server;
+    Fleet fleet(server);
+    auto options = ranked("leader", 0);
+    options.ttl = 2s;
+    options.heartbeat_interval = 200ms;
+    auto redis = server.options();
+    redis.key_layout = form;
+    fleet.add(options, redis);
+    ASSERT_TRUE(fleet.wait_leading(0));
+    auto admin = server.admin();
+    const auto calls = [&](std::string_view command) {
+      const std::string info = admin.call({"INFO", "commandstats"}).str;
+      const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+      const auto at = info.find(field);
+      return at == std::string::npos ? 0LL : std::stoll(info.substr(at + field.size()));
+    };
+    ASSERT_FALSE(admin.call({"CONFIG", "RESETSTAT"}).is_error());
+    lh::test::run_for(fleet.io, 1500ms);
+    const long long renewals = calls("pexpire");
+    EXPECT_GE(renewals, 3);
+    if (stamped) {
+      EXPECT_LT(calls("hmget"), renewals) << "the stamp spares most renewals the holder record, and no bid read";
+      EXPECT_EQ(calls("get"), 0) << "the lease key and the stamp are read with one MGET";
+      EXPECT_EQ(calls("mget"), renewals);
+    } else {
+      EXPECT_EQ(calls("hmget"), renewals) << "one read of the holder record per renewal, no bid read";
+    }
+
+    // A flag with no bid behind it (the bid expired): read once, then
+    // lowered. The bid that raised it replaced the change stamp, as here.
+    const lh::KeyLayout layout("leader:", form);
+    ASSERT_FALSE(admin.call({"HSET", layout.holder_key("default"), "bid", "1"}).is_error());
+    ASSERT_FALSE(admin.call({"DEL", layout.change_stamp_key()}).is_error());
+    ASSERT_TRUE(run_until(fleet.io, [&] {
+      return admin.call({"HGET", layout.holder_key("default"), "bid"}).str == "0";
+    }, 5s));
+    EXPECT_TRUE(fleet.leading_with_event(0)) << "no leadership change";
+  }
+}
+
+// An idle standby that does not outrank the leader looks on the change
+// stamp's word: MGET and PTTL, no holder record. Once another holder of
+// lower priority takes the lease (by a script that replaces the stamp, as
+// every one of ours does), its next look reads the record and bids.
+TEST(PreferredHolder, AnIdleStandbyLooksOnTheStampsWordAndStillBidsForALowerNewHolder) {
   lh::test::RedisServer server;
   Fleet fleet(server);
-  auto options = ranked("leader", 0);
-  options.ttl = 2s;
-  options.heartbeat_interval = 200ms;
-  fleet.add(options);
+  auto high = ranked("high", 10);
+  high.ttl = 1s;
+  high.heartbeat_interval = 300ms;
+  auto middle = high;
+  middle.instance_id = "middle";
+  middle.priority = 5;
+  fleet.add(high);
   ASSERT_TRUE(fleet.wait_leading(0));
+  fleet.add(middle);
+  lh::test::run_for(fleet.io, 1500ms);  // the standby's first looks
   auto admin = server.admin();
   const auto calls = [&](std::string_view command) {
     const std::string info = admin.call({"INFO", "commandstats"}).str;
@@ -168,17 +224,26 @@ TEST(PreferredHolder, ARenewalReadsTheBidOnlyWhileOneMayStand) {
     return at == std::string::npos ? 0LL : std::stoll(info.substr(at + field.size()));
   };
   ASSERT_FALSE(admin.call({"CONFIG", "RESETSTAT"}).is_error());
-  lh::test::run_for(fleet.io, 1500ms);
-  const long long renewals = calls("pexpire");
-  EXPECT_GE(renewals, 3);
-  EXPECT_EQ(calls("hmget"), renewals) << "one read of the holder record per renewal, no bid read";
+  lh::test::run_for(fleet.io, 2500ms);
+  const long long looks = calls("pttl");
+  EXPECT_GE(looks, 2);
+  EXPECT_LT(calls("hget"), looks) << "most looks skip the holder record";
+  EXPECT_TRUE(fleet.at(0).is_leader());
 
-  // A flag with no bid behind it (the bid expired): read once, then lowered.
-  ASSERT_FALSE(admin.call({"HSET", "leader:default:holder", "bid", "1"}).is_error());
-  ASSERT_TRUE(run_until(fleet.io, [&] {
-    return admin.call({"HGET", "leader:default:holder", "bid"}).str == "0";
-  }, 5s));
-  EXPECT_TRUE(fleet.leading_with_event(0)) << "no leadership change";
+  // "high" crashes, and "low" takes the lease at once through the acquire
+  // script, which replaces the stamp.
+  fleet.crash(0);
+  const lh::KeyLayout layout("leader:");
+  ASSERT_EQ(admin.call({"DEL", layout.lease_key("default")}).integer, 1);
+  const auto taken = admin.call({"EVAL", lh::detail::acquire_script(false, true).body(), "5",
+                                 layout.lease_key("default"), layout.token_key("default"),
+                                 layout.holder_key("default"), layout.bid_key("default"), layout.change_stamp_key(),
+                                 "low", "1500", "inc-low", "1", ""});
+  ASSERT_TRUE(taken.is_array() && taken.elements.at(0).integer == 1) << lh::test::describe_reply(taken);
+  EXPECT_TRUE(run_until(fleet.io, [&] {
+    return admin.call({"HGET", layout.bid_key("default"), "id"}).str == "middle";
+  }, 5s)) << "the standby read the new holder's record and bid";
+  EXPECT_TRUE(run_until(fleet.io, [&] { return fleet.leading_with_event(1); }, 5s)) << "at the lease's expiry";
 }
 
 // A leader of 20 groups renews them in batches on the change stamp's word.

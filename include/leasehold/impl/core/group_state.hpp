@@ -108,9 +108,10 @@ struct GroupState {
   std::uint32_t wake_id = no_wake_id;  // its name in that scheduler's wheel
   const std::uint16_t slot;            // the keys' slot on a cluster, else 0
   // The transport's: the change stamp (its number) at which the last
-  // renewal found the holder record clean, and renewals trusted since.
+  // renewal found the holder record clean (or the last look found a holder
+  // this standby does not outrank), and renewals or looks trusted since.
   std::uint32_t clean_at_stamp = 0;
-  std::uint8_t trusted_renewals = 0;
+  std::uint8_t trusted_in_a_row = 0;
   bool begun = false;
   bool in_term = false;                 // elected, and the term not yet ended
   error_code last_error;                // the last reported error: a repeating one is reported once

@@ -33,7 +33,11 @@ namespace leasehold::detail {
 /// for a process's first attempt only). `stamped`: the variant for one
 /// endpoint with plain keys, whose last key is the change stamp
 /// (KeyLayout::change_stamp_key), replaced by every acquire that changes
-/// the holder record's incarnation or raises its bid flag.
+/// the holder record's incarnation or raises its bid flag. Its ARGV has a
+/// fifth: the stamp that the caller's last refusal named ("" for none).
+/// While the stamp is still that, the holder record needs no reading. A
+/// refusal naming another holder that this standby does not outrank has
+/// the stamp now as a fifth element.
 const redis::Script& acquire_script(bool take_over = false, bool stamped = false);
 
 /// acquire_script() with the empty-restart guard. KEYS: as acquire_script(),
@@ -69,12 +73,12 @@ inline constexpr std::size_t renew_batch_keys_per_group = 4;
 /// ttl in ms, incarnation, the stamp the caller last read ("" for none) and
 /// how many of the groups, the first ones, answered 1 at that stamp. KEYS:
 /// those groups' lease keys, then the other groups' four keys each, then
-/// the stamp. While the stamp has not changed, the first groups' holder
-/// records need no reading (GET and PEXPIRE renew them, two calls instead
-/// of three); once it changed, they answer -1: not renewed, to be sent
-/// again with every key. Answers each group's renew_script() answer (or
-/// -1), then the stamp now (nil when there is none): a group that answers
-/// 1 is clean at it.
+/// the stamp. One MGET reads the stamp and every lease key. While the stamp
+/// has not changed, the first groups' holder records need no reading (a
+/// PEXPIRE each renews them); once it changed, they answer -1: not renewed,
+/// to be sent again with every key. Answers each group's renew_script()
+/// answer (or -1), then the stamp now (nil when there is none): a group
+/// that answers 1 is clean at it. Serves one group as well as many.
 const redis::Script& renew_stamped_batch_script();
 
 /// The same for groups in several slots that one cluster node serves

@@ -19,9 +19,10 @@ namespace {
 // under maxmemory OOM there is simply no bid). A standby that does not
 // outrank the holder reads no bid: an idle standby's look costs Redis GET,
 // HGET and PTTL.
+// Answers true when this standby does not outrank the holder.
 constexpr std::string_view bid_function = R"lua(local function bid(holder_priority, rival)
   local mine = tonumber(ARGV[4])
-  if not rival and mine <= holder_priority then return end
+  if not rival and mine <= holder_priority then return true end
   local current = redis.call('HMGET', KEYS[4], 'incarnation', 'priority')
   if current[1] and current[1] ~= ARGV[3] and mine <= (tonumber(current[2]) or 0) then return end
   redis.pcall('HSET', KEYS[4], 'id', ARGV[1], 'incarnation', ARGV[3], 'priority', ARGV[4])
@@ -56,13 +57,35 @@ end
 )lua";
 constexpr std::string_view no_stamp = "local function changed() end\n";
 
+// How an acquire reads the lease key. On the change stamp, with the stamp in
+// one MGET: when it is still the one the caller sends (ARGV[5], "" for
+// none), the holder record is as the caller's last look found it, one whose
+// priority this standby does not outrank, and needs no reading (an idle
+// standby's look: MGET and PTTL). A key that MGET cannot tell (missing, or
+// of another type) is read again with GET, which answers WRONGTYPE.
+constexpr std::string_view read_holder = R"lua(local holder, stamp, vouched = redis.call('GET', KEYS[1]), false, false
+)lua";
+constexpr std::string_view read_holder_stamped = R"lua(local read = values_of({KEYS[1], KEYS[#KEYS]})
+local holder, stamp = read[1] or redis.call('GET', KEYS[1]), read[2]
+local vouched = stamp and stamp == ARGV[5]
+)lua";
+
+// MGET where the ACL grants it (the rule that earlier releases documented
+// does not): otherwise no values, and each key is read with GET instead.
+constexpr std::string_view values_of_function = R"lua(local function values_of(names)
+  local values = redis.pcall('MGET', unpack(names))
+  if values.err then return {} end
+  return values
+end
+)lua";
+
 // Every acquire script starts alike: a re-claim of this incarnation's own
 // key, a refusal when another incarnation of this id holds it (a restart
 // waits out its predecessor's lease; a duplicate id never leads twice) unless
 // `take_over` says the predecessor is known to be dead, or a refusal naming
-// the live holder...
-constexpr std::string_view acquire_head = R"lua(local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
+// the live holder (and, on the change stamp, the stamp that vouches that
+// this standby does not outrank it)...
+constexpr std::string_view acquire_head = R"lua(if holder == ARGV[1] then
   local incarnation = redis.call('HGET', KEYS[3], 'incarnation')
   if incarnation and incarnation ~= ARGV[3] and not take_over then
     bid(0, true)
@@ -79,8 +102,11 @@ if holder == ARGV[1] then
   return {1, holder, tonumber(ARGV[2]), token}
 end
 if holder then
-  if holder ~= '' then bid(tonumber(redis.call('HGET', KEYS[3], 'priority')) or 0, false) end
-  return {0, holder, redis.call('PTTL', KEYS[1]), 0}
+  local outranked = vouched
+  if holder ~= '' and not vouched then outranked = bid(tonumber(redis.call('HGET', KEYS[3], 'priority')) or 0, false) end
+  local refusal = {0, holder, redis.call('PTTL', KEYS[1]), 0}
+  if outranked and stamp and holder ~= '' then refusal[5] = stamp end
+  return refusal
 end
 )lua";
 
@@ -151,7 +177,9 @@ if ARGV[3] ~= '' and incarnation and incarnation ~= ARGV[3] then return 0 end
 
 std::string acquire_body(bool guarded, bool take_over, bool stamped) {
   std::string body = take_over ? "local take_over = true\n" : "local take_over = false\n";
-  body.append(stamped ? stamp_writer : no_stamp).append(bid_function).append(acquire_head);
+  body.append(stamped ? stamp_writer : no_stamp).append(bid_function);
+  if (stamped) body.append(values_of_function);
+  body.append(stamped ? read_holder_stamped : read_holder).append(acquire_head);
   if (guarded) body.append(empty_restart_guard);
   return body.append(acquire_fresh);
 }
@@ -178,9 +206,11 @@ namespace {
 // Three calls in the common case (Redis's CPU per renewal): the bid is read
 // only while the holder record's flag says one may stand, and the flag is
 // lowered (HSET, which the ACL rule grants; pcall: never a failed renewal)
-// once the bid has expired or been answered.
-constexpr std::string_view renew_function = R"lua(local function renew(lease, holder, bid)
-  if redis.call('GET', lease) ~= ARGV[1] then return 0 end
+// once the bid has expired or been answered. `current`: the lease key's
+// value when the caller read it already (MGET), nil to read it here.
+constexpr std::string_view renew_function = R"lua(local function renew(lease, holder, bid, current)
+  if current == nil then current = redis.call('GET', lease) end
+  if current ~= ARGV[1] then return 0 end
   local record = redis.call('HMGET', holder, 'incarnation', 'bid')
   if record[1] and record[1] ~= ARGV[3] then return {0, record[1]} end
   redis.call('PEXPIRE', lease, ARGV[2])
@@ -212,27 +242,41 @@ return answers
 
 // Groups the caller found clean at the stamp it sends (ARGV[4]) come first
 // (ARGV[5] of them), with their lease keys only: while the stamp is still
-// that, their holder records are as the caller last read them, so GET and
-// PEXPIRE renew them; once it changed, they answer -1 (not renewed: send
-// again with every key).
+// that, their holder records are as the caller last read them, so that
+// PEXPIRE alone renews them; once it changed, they answer -1 (not renewed:
+// send again with every key). One MGET reads the stamp and every lease key
+// (a key of another type reads as nil: that group lost its lease, the
+// others are renewed): Redis's cost per renewal is mostly its calls. Where
+// the ACL refuses MGET, GET reads each key as before.
 const redis::Script& renew_stamped_batch_script() {
-  static const redis::Script script(std::string(renew_function).append(R"lua(local stamp = redis.pcall('GET', KEYS[#KEYS])
+  static const redis::Script script(std::string(renew_function)
+                                        .append(values_of_function)
+                                        .append(R"lua(local lean = tonumber(ARGV[5]) or 0
+local names = {KEYS[#KEYS]}
+for i = 1, lean do names[i + 1] = KEYS[i] end
+for i = lean + 1, #KEYS - 1, 4 do names[#names + 1] = KEYS[i] end
+local values = values_of(names)
+if values[1] == nil then values[1] = redis.pcall('GET', names[1]) end
+local stamp = values[1]
 if type(stamp) ~= 'string' then stamp = false end
 local vouched = stamp and stamp == ARGV[4]
-local lean = tonumber(ARGV[5]) or 0
 local answers = {}
 for i = 1, lean do
   local answer = -1
   if vouched then
     answer = 0
-    if redis.call('GET', KEYS[i]) == ARGV[1] then
+    local current = values[i + 1]
+    if current == nil then current = redis.call('GET', KEYS[i]) end
+    if current == ARGV[1] then
       redis.call('PEXPIRE', KEYS[i], ARGV[2])
       answer = 1
     end
   end
   answers[i] = answer
 end
-for i = lean + 1, #KEYS - 1, 4 do answers[#answers + 1] = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3]) end
+for i = lean + 1, #KEYS - 1, 4 do
+  answers[#answers + 1] = renew(KEYS[i], KEYS[i + 2], KEYS[i + 3], values[#answers + 2])
+end
 answers[#answers + 1] = stamp
 return answers
 )lua"));

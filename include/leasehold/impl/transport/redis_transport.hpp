@@ -60,10 +60,11 @@ class RedisTransport final : public LeaseTransport {
 
   /// The most groups one renewal script renews.
   static constexpr std::size_t max_batch = 64;
-  /// A group's holder record is read at least every this many renewals
-  /// even while the change stamp vouches for it: an older leasehold on the
-  /// same server writes records without replacing the stamp.
-  static constexpr std::uint8_t trusted_renewals_most = 15;
+  /// A group's holder record is read at least every this many renewals (or
+  /// looks, while it stands by) even while the change stamp vouches for it:
+  /// an older leasehold on the same server writes records without replacing
+  /// the stamp.
+  static constexpr std::uint8_t trusted_in_a_row_most = 15;
 
  private:
   // Renewals sent in one turn of the executor leave together at its end:
@@ -86,7 +87,10 @@ class RedisTransport final : public LeaseTransport {
   void renew_by_slot(const std::vector<Renewal>& renewals);
   void answer_batch(const Batch& batch, error_code ec, const redis::Reply& reply, redis::Client* via);
   void answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via);
+  bool trusted(const GroupState& g) const noexcept;
   std::size_t put_trusted_first(std::vector<Renewal>& renewals) const;
+  void note_stamp(const redis::Reply& stamp);
+  void read_refusal_stamp(GroupState& g, redis::Reply& reply, bool vouched);
   void read_stamp(const Batch& batch, const redis::Reply& reply, std::vector<Renewal>& again);
   void answer_stamped_again(const Batch& batch, const redis::Reply& reply, std::vector<Renewal> again,
                             redis::Client* via);

@@ -92,7 +92,15 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
         return commands_.eval(script, g.lease_arguments, g.slot, std::move(answer));
       }
       std::vector<std::string> args{id_, ttl_ms_, incarnation_, std::to_string(g.machine.priority())};
-      return commands_.eval(script, acquire_keys(g), std::move(args), std::move(answer));
+      if (!settings_.change_stamp) return commands_.eval(script, acquire_keys(g), std::move(args), std::move(answer));
+      const bool vouching = trusted(g);
+      args.push_back(vouching ? stamp_ : std::string());
+      return commands_.eval(script, acquire_keys(g), std::move(args),
+                            [this, g = &g, vouching, answer = std::move(answer)](
+                                error_code ec, redis::Reply reply, redis::Client* via) mutable {
+                              if (!ec) read_refusal_stamp(*g, reply, vouching);
+                              answer(ec, std::move(reply), via);
+                            });
     }
     case Command::release: {
       std::vector<std::string> keys{std::string(g.key), layout_.holder_key(g.name)};
@@ -204,8 +212,12 @@ void RedisTransport::flush_renewals() {
                                       Replicated::not_asked, Clock::now());
       }
     }
-    if (batch.size() == 1) renew_one(batch.front());
-    if (batch.size() > 1) {
+    // On the change stamp one group goes through the batch script too: its
+    // MGET reads the stamp with the lease key, and the stamp spares the
+    // holder record.
+    if (batch.size() == 1 && !settings_.change_stamp) {
+      renew_one(batch.front());
+    } else if (!batch.empty()) {
       // Read before the move: the order of a call's arguments is unspecified.
       const bool across_slots = batch.front().slot != batch.back().slot;
       renew_many(std::move(batch), across_slots);
@@ -264,14 +276,44 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
                  until);
 }
 
-// The groups found clean at the stamp last read, and not trusted too often
-// in a row, go first: the script renews them without their records.
+// A group found clean at the stamp last read, and not trusted too often in
+// a row: its holder record needs no reading while the stamp is unchanged.
+bool RedisTransport::trusted(const GroupState& g) const noexcept {
+  return stamp_number_ != 0 && g.clean_at_stamp == stamp_number_ && g.trusted_in_a_row < trusted_in_a_row_most;
+}
+
+// The trusted groups go first: the script renews them without their records.
 std::size_t RedisTransport::put_trusted_first(std::vector<Renewal>& renewals) const {
-  if (stamp_number_ == 0) return 0;
-  const auto trusted = std::partition(renewals.begin(), renewals.end(), [this](const Renewal& r) {
-    return r.group->clean_at_stamp == stamp_number_ && r.group->trusted_renewals < trusted_renewals_most;
-  });
-  return static_cast<std::size_t>(trusted - renewals.begin());
+  const auto first_untrusted = std::partition(renewals.begin(), renewals.end(),
+                                              [this](const Renewal& r) { return trusted(*r.group); });
+  return static_cast<std::size_t>(first_untrusted - renewals.begin());
+}
+
+// The stamp a reply read: a new one gets a new number, which no group is
+// clean at yet; none (nil or "") forgets it.
+void RedisTransport::note_stamp(const redis::Reply& stamp) {
+  if (!stamp.is_string() || stamp.str.empty()) return forget_stamp();
+  if (stamp.str == stamp_) return;
+  stamp_ = stamp.str;
+  if (++stamps_seen_ == 0) stamps_seen_ = 1;  // 0 names no stamp
+  stamp_number_ = stamps_seen_;
+}
+
+// A look that found another holder, one this standby does not outrank,
+// names the stamp it was found at (a fifth element, taken off here: the
+// lease machine reads the usual refusal). Any other answer leaves the group
+// untrusted: its next acquire reads the holder record.
+void RedisTransport::read_refusal_stamp(GroupState& g, redis::Reply& reply, bool vouched) {
+  auto& e = reply.elements;
+  const bool clean = reply.is_array() && e.size() == 5 && e[0].is_integer() && e[0].integer == 0 &&
+                     e[1].is_string() && !e[1].str.empty() && e[1].str != id_ && e[4].is_string();
+  if (clean) {
+    note_stamp(e[4]);
+    e.pop_back();
+  }
+  const bool counted = clean && stamp_number_ != 0;
+  g.trusted_in_a_row = counted && vouched ? static_cast<std::uint8_t>(g.trusted_in_a_row + 1) : 0;
+  g.clean_at_stamp = counted ? stamp_number_ : 0;
 }
 
 // A trusted group's -1: the stamp had changed, so it was not renewed.
@@ -283,14 +325,7 @@ bool RedisTransport::went_unread(const Batch& batch, const redis::Reply& reply, 
 // is clean at it; one that answered -1 went on the word of a stamp that had
 // changed, and goes again with every key (`again`).
 void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply, std::vector<Renewal>& again) {
-  const redis::Reply& stamp = reply.elements.back();
-  if (!stamp.is_string() || stamp.str.empty()) {
-    forget_stamp();
-  } else if (stamp.str != stamp_) {
-    stamp_ = stamp.str;
-    if (++stamps_seen_ == 0) stamps_seen_ = 1;  // 0 names no stamp
-    stamp_number_ = stamps_seen_;
-  }
+  note_stamp(reply.elements.back());
   for (std::size_t i = 0; i < batch.renewals.size(); ++i) {
     GroupState& g = *batch.renewals[i].group;
     const redis::Reply& answer = reply.elements[i];
@@ -298,7 +333,7 @@ void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply, s
     if (unread) again.push_back(batch.renewals[i]);
     const bool clean = stamp_number_ != 0 && answer.is_integer() && answer.integer == 1;
     const bool trusted = i < batch.trusted && !unread;
-    g.trusted_renewals = clean && trusted ? static_cast<std::uint8_t>(g.trusted_renewals + 1) : 0;
+    g.trusted_in_a_row = clean && trusted ? static_cast<std::uint8_t>(g.trusted_in_a_row + 1) : 0;
     g.clean_at_stamp = clean ? stamp_number_ : 0;
   }
 }
@@ -314,11 +349,7 @@ void RedisTransport::answer_stamped_again(const Batch& batch, const redis::Reply
     answered.renewals.push_back(batch.renewals[i]);
     answers.push_back(reply.elements[i]);
   }
-  if (again.size() == 1) {
-    renew_one(again.front());
-  } else {
-    renew_many(std::move(again), false);
-  }
+  renew_many(std::move(again), false);
   if (!answered.renewals.empty()) answer_batch(answered, {}, redis::Reply::make_array(std::move(answers)), via);
 }
 
