@@ -385,9 +385,12 @@ int main(int argc, char** argv) try {
       std::fprintf(stderr, "load: 1 leader + %d standbys for %lld s\n", n, static_cast<long long>(o.load_window.count()));
       const auto r = bench::measure_steady_load(bench::LoadConfig{o.member, o.out_dir, n, o.ttl, o.heartbeat, o.retry, o.load_window});
       const double per_standby = r.standby_acquires_per_s / n;
+      // A window holds at most one look more than window / period: the
+      // count's own resolution, not a miss.
+      const bool standby_met = per_standby <= standby_target + 1.0 / r.seconds;
       load.add({std::to_string(n), bench::fixed(r.seconds, 1), bench::fixed(r.evalsha_per_s), bench::fixed(r.renewals_per_s),
                 bench::fixed(1 / hb_s), bench::fixed(r.standby_acquires_per_s), bench::fixed(per_standby),
-                fmt::format("{:.2f} {}", standby_target, per_standby <= standby_target ? "met" : "MISSED"),
+                fmt::format("{:.2f} {}", standby_target, standby_met ? "met" : "MISSED"),
                 bench::fixed(r.audit_renewals_per_s), bench::fixed(r.ping_per_s), bench::fixed(r.other_per_s),
                 bench::fixed(r.client_commands_per_s), bench::fixed(r.redis_commands_per_s),
                 std::to_string(r.leaders_seen)});

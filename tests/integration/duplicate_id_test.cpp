@@ -223,19 +223,13 @@ TEST(DuplicateId, BatchedRenewalsOnTheChangeStampStillFindADuplicateInEveryGroup
   auto options = twin("stateful-0");
   options.reclaim_on_restart = true;
   for (int i = 0; i < 20; ++i) options.groups.push_back(fmt::format("g{}", i));
-  const auto calls = [&](std::string_view command) {
-    const auto info = admin.call({"INFO", "commandstats"});
-    const std::string key = fmt::format("cmdstat_{}:calls=", command);
-    const auto at = info.str.find(key);
-    return at == std::string::npos ? 0LL : std::stoll(info.str.substr(at + key.size()));
-  };
   fleet.add(options);
   ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.leads_every(0, options.groups); }, 10s));
   lh::test::run_for(fleet.io, 1500ms);  // every group found clean once
   admin.call({"CONFIG", "RESETSTAT"});
   lh::test::run_for(fleet.io, 3500ms);  // three heartbeats
-  const auto extended = calls("pexpire");
-  const auto records_read = calls("hmget");
+  const auto extended = admin.command_calls("pexpire");
+  const auto records_read = admin.command_calls("hmget");
   EXPECT_GE(extended, 40) << "renewals of 20 groups over three heartbeats";
   EXPECT_LT(records_read * 2, extended) << "holder records read: " << records_read << ", leases extended: " << extended;
 

@@ -169,22 +169,17 @@ TEST(PreferredHolder, ARenewalReadsTheBidOnlyWhileOneMayStand) {
     fleet.add(options, redis);
     ASSERT_TRUE(fleet.wait_leading(0));
     auto admin = server.admin();
-    const auto calls = [&](std::string_view command) {
-      const std::string info = admin.call({"INFO", "commandstats"}).str;
-      const std::string field = "cmdstat_" + std::string(command) + ":calls=";
-      const auto at = info.find(field);
-      return at == std::string::npos ? 0LL : std::stoll(info.substr(at + field.size()));
-    };
     ASSERT_FALSE(admin.call({"CONFIG", "RESETSTAT"}).is_error());
     lh::test::run_for(fleet.io, 1500ms);
-    const long long renewals = calls("pexpire");
+    const long long renewals = admin.command_calls("pexpire");
     EXPECT_GE(renewals, 3);
     if (stamped) {
-      EXPECT_LT(calls("hmget"), renewals) << "the stamp spares most renewals the holder record, and no bid read";
-      EXPECT_EQ(calls("get"), 0) << "the lease key and the stamp are read with one MGET";
-      EXPECT_EQ(calls("mget"), renewals);
+      EXPECT_LT(admin.command_calls("hmget"), renewals)
+          << "the stamp spares most renewals the holder record, and no bid read";
+      EXPECT_EQ(admin.command_calls("get"), 0) << "the lease key and the stamp are read with one MGET";
+      EXPECT_EQ(admin.command_calls("mget"), renewals);
     } else {
-      EXPECT_EQ(calls("hmget"), renewals) << "one read of the holder record per renewal, no bid read";
+      EXPECT_EQ(admin.command_calls("hmget"), renewals) << "one read of the holder record per renewal, no bid read";
     }
 
     // A flag with no bid behind it (the bid expired): read once, then
@@ -217,17 +212,11 @@ TEST(PreferredHolder, AnIdleStandbyLooksOnTheStampsWordAndStillBidsForALowerNewH
   fleet.add(middle);
   lh::test::run_for(fleet.io, 1500ms);  // the standby's first looks
   auto admin = server.admin();
-  const auto calls = [&](std::string_view command) {
-    const std::string info = admin.call({"INFO", "commandstats"}).str;
-    const std::string field = "cmdstat_" + std::string(command) + ":calls=";
-    const auto at = info.find(field);
-    return at == std::string::npos ? 0LL : std::stoll(info.substr(at + field.size()));
-  };
   ASSERT_FALSE(admin.call({"CONFIG", "RESETSTAT"}).is_error());
   lh::test::run_for(fleet.io, 2500ms);
-  const long long looks = calls("pttl");
+  const long long looks = admin.command_calls("pttl");
   EXPECT_GE(looks, 2);
-  EXPECT_LT(calls("hget"), looks) << "most looks skip the holder record";
+  EXPECT_LT(admin.command_calls("hget"), looks) << "most looks skip the holder record";
   EXPECT_TRUE(fleet.at(0).is_leader());
 
   // "high" crashes, and "low" takes the lease at once through the acquire

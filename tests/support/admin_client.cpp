@@ -229,6 +229,13 @@ long long AdminClient::pttl(std::string_view key) {
   return static_cast<long long>(r.integer);
 }
 
+long long AdminClient::command_calls(std::string_view command) {
+  const Reply info = call({"INFO", "commandstats"});
+  const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+  const auto at = info.str.find(field);
+  return at == std::string::npos ? 0LL : std::stoll(info.str.substr(at + field.size()));
+}
+
 void AdminClient::set_timeout(std::chrono::milliseconds timeout) {
   options_.timeout = timeout;
   if (ctx_ != nullptr) redisSetTimeout(ctx_, to_timeval(timeout));

@@ -52,6 +52,9 @@ class AdminClient {
   void set(std::string_view key, std::string_view value);
   /// PTTL: remaining milliseconds, -1 without TTL, -2 when missing.
   long long pttl(std::string_view key);
+  /// How often the server ran `command` (lower case, as INFO commandstats
+  /// names it; inside scripts too) since it started or CONFIG RESETSTAT.
+  long long command_calls(std::string_view command);
 
   /// Changes the per-command timeout.
   void set_timeout(std::chrono::milliseconds timeout);

@@ -17,9 +17,8 @@ namespace {
 // anyway) says that a bid may stand: renewals read the bid only then. A
 // higher bid replaces a lower one; a bid never blocks a refusal (pcall:
 // under maxmemory OOM there is simply no bid). A standby that does not
-// outrank the holder reads no bid: an idle standby's look costs Redis GET,
-// HGET and PTTL.
-// Answers true when this standby does not outrank the holder.
+// outrank the holder reads no bid (and answers true): an idle standby's
+// look costs Redis GET, HGET and PTTL, on the change stamp MGET and PTTL.
 constexpr std::string_view bid_function = R"lua(local function bid(holder_priority, rival)
   local mine = tonumber(ARGV[4])
   if not rival and mine <= holder_priority then return true end
@@ -244,9 +243,9 @@ return answers
 // (ARGV[5] of them), with their lease keys only: while the stamp is still
 // that, their holder records are as the caller last read them, so that
 // PEXPIRE alone renews them; once it changed, they answer -1 (not renewed:
-// send again with every key). One MGET reads the stamp and every lease key
-// (a key of another type reads as nil: that group lost its lease, the
-// others are renewed): Redis's cost per renewal is mostly its calls. Where
+// send again with every key). One MGET reads the stamp and every lease key,
+// one call per batch instead of a GET per group (a key of another type
+// reads as nil: that group lost its lease, the others are renewed). Where
 // the ACL refuses MGET, GET reads each key as before.
 const redis::Script& renew_stamped_batch_script() {
   static const redis::Script script(std::string(renew_function)
