@@ -176,9 +176,12 @@ if ARGV[3] ~= '' and incarnation and incarnation ~= ARGV[3] then return 0 end
 
 std::string acquire_body(bool guarded, bool take_over, bool stamped) {
   std::string body = take_over ? "local take_over = true\n" : "local take_over = false\n";
-  body.append(stamped ? stamp_writer : no_stamp).append(bid_function);
-  if (stamped) body.append(values_of_function);
-  body.append(stamped ? read_holder_stamped : read_holder).append(acquire_head);
+  if (stamped) {
+    body.append(stamp_writer).append(bid_function).append(values_of_function).append(read_holder_stamped);
+  } else {
+    body.append(no_stamp).append(bid_function).append(read_holder);
+  }
+  body.append(acquire_head);
   if (guarded) body.append(empty_restart_guard);
   return body.append(acquire_fresh);
 }
@@ -207,9 +210,12 @@ namespace {
 // lowered (HSET, which the ACL rule grants; pcall: never a failed renewal)
 // once the bid has expired or been answered. `current`: the lease key's
 // value when the caller read it already (MGET), nil to read it here.
-constexpr std::string_view renew_function = R"lua(local function renew(lease, holder, bid, current)
+constexpr std::string_view renew_function = R"lua(local function holds(lease, current)
   if current == nil then current = redis.call('GET', lease) end
-  if current ~= ARGV[1] then return 0 end
+  return current == ARGV[1]
+end
+local function renew(lease, holder, bid, current)
+  if not holds(lease, current) then return 0 end
   local record = redis.call('HMGET', holder, 'incarnation', 'bid')
   if record[1] and record[1] ~= ARGV[3] then return {0, record[1]} end
   redis.call('PEXPIRE', lease, ARGV[2])
@@ -264,9 +270,7 @@ for i = 1, lean do
   local answer = -1
   if vouched then
     answer = 0
-    local current = values[i + 1]
-    if current == nil then current = redis.call('GET', KEYS[i]) end
-    if current == ARGV[1] then
+    if holds(KEYS[i], values[i + 1]) then
       redis.call('PEXPIRE', KEYS[i], ARGV[2])
       answer = 1
     end

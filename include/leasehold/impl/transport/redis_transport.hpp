@@ -91,6 +91,7 @@ class RedisTransport final : public LeaseTransport {
   std::size_t put_trusted_first(std::vector<Renewal>& renewals) const;
   void note_stamp(const redis::Reply& stamp);
   void read_refusal_stamp(GroupState& g, redis::Reply& reply, bool vouched);
+  void mark_clean(GroupState& g, bool clean, bool trusted) const noexcept;
   void read_stamp(const Batch& batch, const redis::Reply& reply, std::vector<Renewal>& again);
   void answer_stamped_again(const Batch& batch, const redis::Reply& reply, std::vector<Renewal> again,
                             redis::Client* via);

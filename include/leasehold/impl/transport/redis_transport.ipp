@@ -311,9 +311,15 @@ void RedisTransport::read_refusal_stamp(GroupState& g, redis::Reply& reply, bool
     note_stamp(e[4]);
     e.pop_back();
   }
-  const bool counted = clean && stamp_number_ != 0;
-  g.trusted_in_a_row = counted && vouched ? static_cast<std::uint8_t>(g.trusted_in_a_row + 1) : 0;
-  g.clean_at_stamp = counted ? stamp_number_ : 0;
+  mark_clean(g, clean, vouched);
+}
+
+// `clean`: found clean at the stamp last read; `trusted`: on that stamp's
+// word, which counts towards the next full read.
+void RedisTransport::mark_clean(GroupState& g, bool clean, bool trusted) const noexcept {
+  clean = clean && stamp_number_ != 0;
+  g.trusted_in_a_row = clean && trusted ? static_cast<std::uint8_t>(g.trusted_in_a_row + 1) : 0;
+  g.clean_at_stamp = clean ? stamp_number_ : 0;
 }
 
 // A trusted group's -1: the stamp had changed, so it was not renewed.
@@ -331,10 +337,7 @@ void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply, s
     const redis::Reply& answer = reply.elements[i];
     const bool unread = went_unread(batch, reply, i);
     if (unread) again.push_back(batch.renewals[i]);
-    const bool clean = stamp_number_ != 0 && answer.is_integer() && answer.integer == 1;
-    const bool trusted = i < batch.trusted && !unread;
-    g.trusted_in_a_row = clean && trusted ? static_cast<std::uint8_t>(g.trusted_in_a_row + 1) : 0;
-    g.clean_at_stamp = clean ? stamp_number_ : 0;
+    mark_clean(g, answer.is_integer() && answer.integer == 1, i < batch.trusted && !unread);
   }
 }
 
