@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -259,6 +260,37 @@ TEST(PreferredHolder, ALeaderOfManyGroupsRenewingOnTheStampsWordHearsEveryBid) {
   EXPECT_TRUE(moved) << "every group handed over within six heartbeats";
   EXPECT_FALSE(overlap);
   for (const auto& g : low.groups) EXPECT_FALSE(fleet.at(0).is_leader(g)) << g;
+}
+
+// The renewals that read the holder record even though the stamp vouches
+// for it (one in sixteen, for writers that do not stamp) are spread over
+// the heartbeats: a leader's groups all read theirs at once after their
+// first terms, and those would otherwise come all in one heartbeat of
+// sixteen, doubling Redis's load then.
+TEST(PreferredHolder, ALeaderOfManyGroupsSpreadsItsForcedRecordReadsOverTheHeartbeats) {
+  lh::test::RedisServer server;
+  Fleet fleet(server);
+  auto options = ranked("leader", 0);
+  options.ttl = 2s;
+  options.heartbeat_interval = 200ms;
+  for (int i = 0; i < 64; ++i) options.groups.push_back("g" + std::to_string(i));
+  fleet.add(options);
+  ASSERT_TRUE(run_until(fleet.io, [&] { return fleet.leads_every(0, options.groups); }, 10s));
+  lh::test::run_for(fleet.io, 1s);
+  auto admin = server.admin();
+  long long last = admin.command_calls("hmget"), most = 0;
+  const long long first = last, renewals_before = admin.command_calls("pexpire");
+  for (int sample = 0; sample < 40; ++sample) {  // 4 s: twenty heartbeats
+    lh::test::run_for(fleet.io, 100ms);
+    const long long now = admin.command_calls("hmget");
+    most = std::max(most, now - last);
+    last = now;
+  }
+  const long long renewals = admin.command_calls("pexpire") - renewals_before;
+  EXPECT_GE(renewals, 65 * 10) << "ten heartbeats at least";
+  EXPECT_GE(last - first, renewals / 32) << "the forced reads happen";
+  EXPECT_LE(most, 32) << "never half the groups' reads in one tenth of a second (all 65 at once before)";
+  EXPECT_TRUE(fleet.leads_every(0, options.groups));
 }
 
 }  // namespace

@@ -112,6 +112,7 @@ struct GroupState {
   // this standby does not outrank), and renewals or looks trusted since.
   std::uint32_t clean_at_stamp = 0;
   std::uint8_t trusted_in_a_row = 0;
+  const std::uint8_t stagger;  // the low byte of the registration index: spreads the forced reads
   bool begun = false;
   bool in_term = false;                 // elected, and the term not yet ended
   error_code last_error;                // the last reported error: a repeating one is reported once

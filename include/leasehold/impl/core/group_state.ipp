@@ -44,7 +44,8 @@ GroupState::GroupState(std::string_view group, const GroupContext& context, std:
       name(name_in(key, context.layout, group.size())),
       machine(context.timing, context.instance_id, context.options.priority_of(group)),
       flag(std::make_shared<LeaderFlag>()),
-      slot(context.layout.form() == KeyLayout::Form::hash_tagged ? cluster::detail::key_slot(key) : 0) {
+      slot(context.layout.form() == KeyLayout::Form::hash_tagged ? cluster::detail::key_slot(key) : 0),
+      stagger(static_cast<std::uint8_t>(index)) {
   machine.set_renewal_phase(renewal_phase_share(index));
 }
 

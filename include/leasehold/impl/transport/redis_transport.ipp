@@ -315,10 +315,19 @@ void RedisTransport::read_refusal_stamp(GroupState& g, redis::Reply& reply, bool
 }
 
 // `clean`: found clean at the stamp last read; `trusted`: on that stamp's
-// word, which counts towards the next full read.
+// word, which counts towards the next full read. A full read that the count
+// forced starts it again; any other (a changed stamp reads every group at
+// once) starts it at the group's own place, so that the forced reads of a
+// leader's groups stay spread over the heartbeats instead of all coming in
+// one every sixteenth.
 void RedisTransport::mark_clean(GroupState& g, bool clean, bool trusted) const noexcept {
   clean = clean && stamp_number_ != 0;
-  g.trusted_in_a_row = clean && trusted ? static_cast<std::uint8_t>(g.trusted_in_a_row + 1) : 0;
+  if (clean && trusted) {
+    ++g.trusted_in_a_row;
+  } else {
+    const bool forced = g.trusted_in_a_row >= trusted_in_a_row_most;
+    g.trusted_in_a_row = forced ? 0 : static_cast<std::uint8_t>(g.stagger % trusted_in_a_row_most);
+  }
   g.clean_at_stamp = clean ? stamp_number_ : 0;
 }
 
