@@ -1,4 +1,4 @@
-// CommandWindow: the in-flight limit, the held-back FIFO, stale dropping,
+// CommandWindow: the in-flight limit, the held-back FIFOs (urgent first), stale dropping,
 // commands of different weights, and the invariant that something is in
 // flight while anything is held back.
 
@@ -59,6 +59,30 @@ TEST(CommandWindow, ANewCommandQueuesBehindHeldBackOnesEvenWhenTheWindowHasRoom)
   EXPECT_EQ(r.sent, (std::vector<int>{2, 3, 4}));
 }
 
+TEST(CommandWindow, AnUrgentCommandOvertakesHeldBackOrdinaryOnesButNoUrgentOne) {
+  Window w(4);
+  Recorder r;
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(w.admit(i));
+  EXPECT_FALSE(w.admit(4));
+  EXPECT_FALSE(w.admit(5));
+  r.settle(w);
+  r.settle(w);  // half free: 4 and 5 leave
+  EXPECT_EQ(r.sent, (std::vector<int>{4, 5}));
+  EXPECT_FALSE(w.admit(6));  // the window is full
+  r.settle(w);               // 3 in flight: room for one, but above half
+  EXPECT_TRUE(w.admit(7, 1, true)) << "room, and no urgent one waits: it leaves past 6";
+  EXPECT_FALSE(w.admit(8, 1, true)) << "no room";
+  EXPECT_FALSE(w.admit(9));
+  EXPECT_EQ(w.held_back(), 3u);
+  r.settle(w);
+  r.settle(w);  // half free: the urgent one first, then the others in order
+  EXPECT_EQ(r.sent, (std::vector<int>{4, 5, 8, 6}));
+  r.settle(w);
+  r.settle(w);
+  EXPECT_EQ(r.sent, (std::vector<int>{4, 5, 8, 6, 9}));
+  EXPECT_EQ(w.held_back(), 0u);
+}
+
 TEST(CommandWindow, DropsStaleHeldBackCommandsWithoutCountingThem) {
   Window w(2);
   Recorder r;
@@ -115,6 +139,7 @@ TEST(CommandWindow, CountsWeightsAndLetsACommandHeavierThanTheWindowLeaveAlone) 
 // never anything held back while nothing is in flight.
 TEST(CommandWindow, RandomScheduleKeepsOrderLimitAndProgress) {
   const auto weight_of = [](int id) -> std::size_t { return id % 3 == 0 ? 4 : 1; };
+  const auto urgent = [](int id) { return id % 4 == 1; };
   for (unsigned seed = 1; seed <= 50; ++seed) {
     std::mt19937 rng(seed);
     const std::size_t limit = 1 + rng() % 8;
@@ -126,7 +151,7 @@ TEST(CommandWindow, RandomScheduleKeepsOrderLimitAndProgress) {
       if (rng() % 2 == 0 || w.in_flight() == 0) {
         const int id = next++;
         if (rng() % 5 == 0) r.stale.insert(id);
-        if (w.admit(id, weight_of(id))) r.sent.push_back(id);
+        if (w.admit(id, weight_of(id), urgent(id))) r.sent.push_back(id);
       } else {
         r.settle(w, weight_of(r.sent[answered++]));
       }
@@ -138,7 +163,15 @@ TEST(CommandWindow, RandomScheduleKeepsOrderLimitAndProgress) {
         ASSERT_GT(w.in_flight(), 0u) << "seed " << seed << " step " << step;
       }
     }
-    for (std::size_t i = 1; i < r.sent.size(); ++i) ASSERT_LT(r.sent[i - 1], r.sent[i]) << "seed " << seed;
+    // In order within each kind.
+    for (const bool kind : {false, true}) {
+      int last = -1;
+      for (const int id : r.sent) {
+        if (urgent(id) != kind) continue;
+        ASSERT_LT(last, id) << "seed " << seed;
+        last = id;
+      }
+    }
     while (w.in_flight() > 0) r.settle(w, weight_of(r.sent[answered++]));
     EXPECT_EQ(w.held_back(), 0u);
     // Every command either left or was stale while held back.

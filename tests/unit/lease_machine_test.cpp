@@ -254,6 +254,31 @@ TEST_F(LeaseMachineTest, AcquireSuccessElectsWithDeadlineFromTheSendInstant) {
   EXPECT_EQ(m.in_flight(), Command::none);
 }
 
+// A command the elector's window held back counts from when it left: the
+// lease it takes is no shorter for the wait (Redis ran it later still).
+TEST_F(LeaseMachineTest, ACommandHeldBackCountsFromWhenItLeft) {
+  campaign();
+  advance(3000ms);
+  m.left_at(1, now);
+  const TimePoint left = now;
+  m.left_at(0, now + 1s);  // another command's (stale) seq changes nothing
+  m.left_at(1, kT0);       // nor an earlier instant
+  advance(10ms);
+  EXPECT_OUT(acquired(1), .wake = renewal_grid(left + kHeartbeat), .elected = true, .holder_changed = true);
+  expect_leader(left);
+  EXPECT_EQ(m.term_started(), left);
+
+  // A renewal too.
+  advance_to(left + kHeartbeat);
+  EXPECT_OUT(timer(), .send = Command::renew, .seq = 2, .wake = left + kLease);
+  advance(2000ms);
+  const TimePoint renewal_left = now;
+  m.left_at(2, now);
+  advance(5ms);
+  EXPECT_OUT(renewed(2), .wake = renewal_grid(renewal_left + kHeartbeat));
+  expect_leader(renewal_left);
+}
+
 TEST_F(LeaseMachineTest, AcquireReplyAfterTheHeartbeatElectsAndRenewsAtOnce) {
   campaign();
   advance(1700ms);

@@ -7,10 +7,17 @@
 // that went stale while held back (its group was demoted, reconnected or
 // moved on) is dropped instead of sent.
 //
+// Urgent commands (renewals: a lease that runs out while its renewal waits
+// is lost) have a FIFO of their own, which leaves first: they overtake
+// held-back ordinary ones (acquisitions, releases), never one another. The
+// caller keeps at most one fresh command per group, so overtaking reorders
+// only different groups' commands.
+//
 // Invariant: while a command is held back, at least one is in flight, so
-// another settle() is coming to release it. Nothing is ever overtaken: a
-// command admitted while others are held back queues behind them. A command
-// heavier than the whole window still leaves, alone.
+// another settle() is coming to release it. Within each kind nothing is
+// overtaken: a command admitted while others of its kind are held back
+// queues behind them. A command heavier than the whole window still
+// leaves, alone.
 //
 // Pure logic: `Item` is whatever the caller needs to send the command later.
 
@@ -28,9 +35,10 @@ class CommandWindow {
 
   /// True: send `item` now (its weight counts as in flight). False: it was
   /// held back.
-  bool admit(const Item& item, std::size_t weight = 1) {
-    if (!held_back_.empty() || !fits(weight)) {
-      held_back_.push_back({item, weight});
+  bool admit(const Item& item, std::size_t weight = 1, bool urgent = false) {
+    std::deque<Held>& queue = urgent ? urgent_ : held_back_;
+    if (!urgent_.empty() || !queue.empty() || !fits(weight)) {
+      queue.push_back({item, weight});
       return false;
     }
     in_flight_ += weight;
@@ -45,19 +53,22 @@ class CommandWindow {
   void settle(std::size_t weight, Fresh&& fresh, Send&& send) {
     assert(in_flight_ >= weight);
     in_flight_ -= weight;
-    if (held_back_.empty() || in_flight_ > limit_ / 2) return;
-    while (!held_back_.empty() && fits(held_back_.front().weight)) {
-      Held held = std::move(held_back_.front());
-      held_back_.pop_front();
-      if (!fresh(held.item)) continue;
-      in_flight_ += held.weight;
-      send(held.item);
+    if (held_back() == 0 || in_flight_ > limit_ / 2) return;
+    for (std::deque<Held>* queue : {&urgent_, &held_back_}) {
+      while (!queue->empty() && fits(queue->front().weight)) {
+        Held held = std::move(queue->front());
+        queue->pop_front();
+        if (!fresh(held.item)) continue;
+        in_flight_ += held.weight;
+        send(held.item);
+      }
+      if (!queue->empty()) return;  // the next kind waits for room too
     }
   }
 
   /// The weight in flight.
   std::size_t in_flight() const noexcept { return in_flight_; }
-  std::size_t held_back() const noexcept { return held_back_.size(); }
+  std::size_t held_back() const noexcept { return urgent_.size() + held_back_.size(); }
   std::size_t limit() const noexcept { return limit_; }
 
  private:
@@ -72,6 +83,7 @@ class CommandWindow {
 
   std::size_t limit_;
   std::size_t in_flight_ = 0;
+  std::deque<Held> urgent_;
   std::deque<Held> held_back_;
 };
 

@@ -245,7 +245,9 @@ void ElectorCore::timer_expired(TimePoint armed_for, TimePoint now) {
 
 void ElectorCore::send(GroupState& g, Command command, std::uint64_t seq, TimePoint now) {
   const Queued queued{&g, command, seq};
-  if (window_.admit(queued, window_weight(command))) write(queued, now);
+  // A renewal overtakes held-back acquisitions and releases: a lease must
+  // not run out while thousands of new groups wait to be taken.
+  if (window_.admit(queued, window_weight(command), command == Command::renew)) write(queued, now);
   // At the instant the machine decided (not when the window lets it out),
   // so that the slot's groups share that instant from now on, and follow
   // one another through the window.
@@ -254,6 +256,7 @@ void ElectorCore::send(GroupState& g, Command command, std::uint64_t seq, TimePo
 
 void ElectorCore::write(const Queued& c, TimePoint now) {
   GroupState& g = *c.group;
+  g.machine.left_at(c.seq, now);  // held back until now: its lease counts from here
   switch (c.command) {
     case Command::acquire:
       ++g.acquire_attempts;

@@ -143,6 +143,12 @@ class LeaseMachine {
   /// groups) then renew spread over the heartbeat instead of as one burst,
   /// behind which Redis would queue every other command. Default 0.
   void set_renewal_phase(std::uint16_t share) noexcept { phase_share_ = share; }
+  /// The command `seq` left only at `now` (the elector's command window held
+  /// it back): what it takes or extends counts from then, a later instant
+  /// that is still before Redis runs it.
+  void left_at(std::uint64_t seq, TimePoint now) noexcept {
+    if (seq == in_flight_seq_ && now > in_flight_sent_at_) in_flight_sent_at_ = now;
+  }
   Duration renewal_phase() const noexcept {
     return timing_.heartbeat_interval / 65536 * static_cast<std::int64_t>(phase_share_);
   }
