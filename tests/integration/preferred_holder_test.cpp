@@ -271,7 +271,7 @@ TEST(PreferredHolder, ALeaderOfManyGroupsSpreadsItsForcedRecordReadsOverTheHeart
   lh::test::RedisServer server;
   Fleet fleet(server);
   auto options = ranked("leader", 0);
-  options.ttl = 2s;
+  options.ttl = 5s;  // a stall that cost a lease would start new terms: every record read at once
   options.heartbeat_interval = 200ms;
   for (int i = 0; i < 64; ++i) options.groups.push_back("g" + std::to_string(i));
   fleet.add(options);
