@@ -107,12 +107,14 @@ bool Fleet::wait_until(const std::function<bool()>& done, std::chrono::milliseco
   }
 }
 
-std::optional<std::pair<Member*, MemberEvent>> Fleet::elected_after(std::int64_t after_ns, const Member* except) {
+std::optional<std::pair<Member*, MemberEvent>> Fleet::elected_after(std::int64_t after_ns, const Member* except,
+                                                                    const std::string& group) {
+  const std::string& wanted = group.empty() ? config_.group : group;
   std::optional<std::pair<Member*, MemberEvent>> best;
   for (auto& m : members_) {
     if (m.get() == except) continue;
     for (const auto& e : m->log.events()) {
-      if (e.kind != MemberEvent::Kind::elected || e.group != config_.group || e.at <= after_ns) continue;
+      if (e.kind != MemberEvent::Kind::elected || e.group != wanted || e.at <= after_ns) continue;
       if (!best || e.at < best->second.at) best = std::pair{m.get(), e};
     }
   }

@@ -57,9 +57,10 @@ class Fleet {
   Member* leader();
   /// Polls every 5 ms until `done()` or `timeout`; returns done().
   bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout);
-  /// The first `elected` event for the group after `after_ns` in a member
-  /// other than `except`.
-  std::optional<std::pair<Member*, MemberEvent>> elected_after(std::int64_t after_ns, const Member* except);
+  /// The first `elected` event for `group` (empty: the fleet's group) after
+  /// `after_ns` in a member other than `except`.
+  std::optional<std::pair<Member*, MemberEvent>> elected_after(std::int64_t after_ns, const Member* except,
+                                                               const std::string& group = {});
   /// SIGKILLs the member; returns the instant just before the signal.
   std::int64_t kill(Member& m);
   /// Graceful stop of every live member.

@@ -23,6 +23,11 @@
 //              expiry in Redis (PTTL read right after the kill), to another
 //              member's `elected`; a fresh member replaces the dead one;
 //   load       1 leader + N standbys, INFO commandstats over a window.
+//   new_group  (not in the default set) every member joins a group nobody
+//              has used (stdin "join <group>"), once the server's data
+//              marker is one ttl old: from the first member's join to the
+//              first `elected` of that group (a new group's first election
+//              on a server that has kept its data);
 //   floor      (with step_down) the machine's own floor: PUBLISH -> a
 //              subscriber process woken, through the same redis-server,
 //              without leasehold (wake_floor.hpp), --rounds times.
@@ -268,11 +273,12 @@ int main(int argc, char** argv) try {
                                                     o.retry, o.stop_oldest, o.seed});
   }
 
-  std::vector<bench::HandOverRound> step_downs, stops;
+  std::vector<bench::HandOverRound> step_downs, stops, new_groups;
   std::vector<bench::CrashRound> crashes;
   int background_lost = 0;  // background groups lost while the rounds ran (before the final stop)
   std::vector<double> floor_ms;
-  const bool any_failover = o.scenarios.count("step_down") || o.scenarios.count("stop") || o.scenarios.count("crash");
+  const bool any_failover = o.scenarios.count("step_down") || o.scenarios.count("stop") || o.scenarios.count("crash") ||
+                            o.scenarios.count("new_group");
   if (any_failover) {
     lh::test::RedisServer server;
     auto admin = server.admin();
@@ -289,6 +295,7 @@ int main(int argc, char** argv) try {
     repeat("step_down", [&] { return scenarios.step_down_round(); }, step_downs);
     repeat("stop", [&] { return scenarios.stop_round(); }, stops);
     repeat("crash", [&] { return scenarios.crash_round(); }, crashes);
+    repeat("new_group", [&] { return scenarios.new_group_round(); }, new_groups);
     for (auto& m : fleet.members()) {
       if (m->alive) m->log.poll();
       for (const auto& e : m->log.events()) {
@@ -305,18 +312,21 @@ int main(int argc, char** argv) try {
   // ---- latency table ----
   const double ttl_ms = static_cast<double>(o.ttl.count());
   std::vector<bench::Metric> metrics;
-  auto hand_over = [&](const char* scenario, const std::vector<bench::HandOverRound>& rounds, const std::string& target) {
+  auto hand_over = [&](const char* scenario, const std::vector<bench::HandOverRound>& rounds, const std::string& target,
+                       const char* from = "command", const char* to = "elected (other process)") {
     if (rounds.empty()) return;
-    bench::Metric m{scenario, "command -> elected (other process)", target, {}, static_cast<int>(rounds.size())};
-    bench::Metric ended{scenario, "command -> old claim ended", "", {}, m.attempted};
-    bench::Metric sent{scenario, "command -> winning acquire sent", "", {}, m.attempted};
+    bench::Metric m{scenario, fmt::format("{} -> {}", from, to), target, {}, static_cast<int>(rounds.size())};
+    bench::Metric ended{scenario, fmt::format("{} -> old claim ended", from), "", {}, m.attempted};
+    bench::Metric sent{scenario, fmt::format("{} -> winning acquire sent", from), "", {}, m.attempted};
     for (const auto& r : rounds) {
       if (!r.ok) continue;
       m.samples.push_back(r.latency_ms());
       if (r.old_ended_ns) ended.samples.push_back(ms_between(r.command_ns, r.old_ended_ns));
       if (r.new_sent_ns) sent.samples.push_back(ms_between(r.command_ns, r.new_sent_ns));
     }
-    metrics.insert(metrics.end(), {m, ended, sent});
+    metrics.push_back(m);
+    if (!ended.samples.empty()) metrics.push_back(ended);  // none where there was no old claim (new_group)
+    metrics.push_back(sent);
   };
   hand_over("step_down", step_downs, "p99 <= 5 ms");
   if (!floor_ms.empty()) {
@@ -324,6 +334,7 @@ int main(int argc, char** argv) try {
                                     floor_ms, static_cast<int>(floor_ms.size())});
   }
   hand_over("stop", stops, "");
+  hand_over("new_group", new_groups, "one round trip", "first join", "elected");
   if (!crashes.empty()) {
     const int n = static_cast<int>(crashes.size());
     bench::Metric kill{"crash", "SIGKILL -> elected", fmt::format("<= ttl ({} ms) + a few ms", o.ttl.count()), {}, n};
@@ -363,6 +374,7 @@ int main(int argc, char** argv) try {
   };
   add_hand_over("step_down", step_downs);
   add_hand_over("stop", stops);
+  add_hand_over("new_group", new_groups);
   for (std::size_t i = 0; i < crashes.size(); ++i) {
     const auto& r = crashes[i];
     rounds.add({"crash", std::to_string(i + 1), r.ok ? "1" : "0", r.old_leader, r.new_leader,

@@ -20,8 +20,8 @@ MemberEvent parse_member_line(const std::string& line) {
   } else if (word == "revoked") {
     e.kind = Kind::revoked;
     in >> e.group >> e.token >> e.detail >> e.at;
-  } else if (word == "step_down") {
-    e.kind = Kind::step_down;
+  } else if (word == "step_down" || word == "join") {
+    e.kind = word == "join" ? Kind::join : Kind::step_down;
     in >> e.group >> e.at;
   } else if (word == "audit") {
     std::string kind;

@@ -11,7 +11,7 @@ namespace leasehold::bench {
 
 struct MemberEvent {
   enum class Kind {
-    ready, elected, revoked, step_down, began, extended, ended, stopped, error, log,
+    ready, elected, revoked, step_down, join, began, extended, ended, stopped, error, log,
     background_led,      ///< --background-groups: the member led all of its own groups
     background_revoked,  ///< one of them was lost (group, detail: the reason)
     other

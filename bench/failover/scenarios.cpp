@@ -41,8 +41,9 @@ void Scenarios::random_phase() {
 }
 
 void Scenarios::fill_new_leader(std::int64_t after_ns, const Member* old, std::int64_t& sent, std::int64_t& began,
-                                std::int64_t& elected, std::string& id) {
-  const auto found = fleet_.elected_after(after_ns, old);
+                                std::int64_t& elected, std::string& id, const std::string& group) {
+  const std::string& wanted = group.empty() ? fleet_.config().group : group;
+  const auto found = fleet_.elected_after(after_ns, old, wanted);
   if (!found) return;
   auto [member, event] = *found;
   elected = event.at;
@@ -50,7 +51,7 @@ void Scenarios::fill_new_leader(std::int64_t after_ns, const Member* old, std::i
   // The audit `began` record of that term: the claim's publication and the
   // send instant of the acquire that won it.
   for (const auto& e : member->log.events()) {
-    if (e.kind == Kind::began && e.group == fleet_.config().group && e.token == event.token) {
+    if (e.kind == Kind::began && e.group == wanted && e.token == event.token) {
       sent = e.sent_at;
       began = e.at;
     }
@@ -155,6 +156,34 @@ CrashRound Scenarios::crash_round() {
   fill_new_leader(r.kill_ns, &leader, r.new_sent_ns, r.new_began_ns, r.elected_ns, r.new_leader);
   r.ok = ours && r.elected_ns != 0;
   replace();
+  return r;
+}
+
+HandOverRound Scenarios::new_group_round() {
+  // The first election on this server wrote its data marker about when
+  // start() began; a group is taken at once only once the marker is one ttl
+  // old (docs/failover.md), so the first round waits out the rest.
+  if (new_groups_++ == 0) std::this_thread::sleep_for(fleet_.config().ttl);
+  random_phase();
+  HandOverRound r;
+  const std::string group = fmt::format("new-group-{}", new_groups_);
+  const std::int64_t before = now_ns();
+  for (auto& m : fleet_.members()) {
+    if (m->alive) m->process->send("join " + group);
+  }
+  fleet_.wait_until([&] { return fleet_.elected_after(before, nullptr, group).has_value(); },
+                    fleet_.config().ttl * 2 + 3s);
+  fleet_.poll();
+  for (auto& m : fleet_.members()) {
+    const MemberEvent* join = m->alive ? last_event(m->log, Kind::join, group) : nullptr;
+    if (join != nullptr && (r.command_ns == 0 || join->at < r.command_ns)) {
+      r.command_ns = join->at;
+      r.old_leader = m->id;  // here: the member that joined first
+    }
+  }
+  fill_new_leader(before, nullptr, r.new_sent_ns, r.new_began_ns, r.elected_ns, r.new_leader, group);
+  r.ok = r.command_ns != 0 && r.elected_ns != 0;
+  std::this_thread::sleep_for(settle_time);
   return r;
 }
 

@@ -59,6 +59,11 @@ class Scenarios {
   HandOverRound step_down_round();
   HandOverRound stop_round();
   CrashRound crash_round();
+  /// Every live member joins a group nobody has used (stdin "join <group>"):
+  /// from the first member's join to the first `elected` of that group.
+  /// The rounds begin once the server's data marker is one ttl old, so that
+  /// they time a new group on a server that has kept its data.
+  HandOverRound new_group_round();
 
  private:
   Member& wait_for_leader();
@@ -66,13 +71,14 @@ class Scenarios {
   /// of the renewal cycle.
   void random_phase();
   void fill_new_leader(std::int64_t after_ns, const Member* old, std::int64_t& sent, std::int64_t& began,
-                       std::int64_t& elected, std::string& id);
+                       std::int64_t& elected, std::string& id, const std::string& group = {});
   /// Starts a fresh member in place of one that is gone, and lets it settle.
   void replace();
 
   Fleet& fleet_;
   test::AdminClient& admin_;
   std::mt19937_64 rng_;
+  int new_groups_ = 0;  // new_group_round()s so far
 };
 
 /// Runs `round` `rounds` times, appending each result to `into` and showing

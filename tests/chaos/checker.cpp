@@ -52,7 +52,7 @@ class RunParser {
       revoked(std::string(f[1]), a);
     } else if (verb == "error" && f.size() >= 4 && to_int(f[2], a) && to_int(f[3], b)) {
       ++run_.errors;
-    } else if (verb == "step_down" && f.size() == 3 && to_int(f[2], a)) {
+    } else if ((verb == "step_down" || verb == "join") && f.size() == 3 && to_int(f[2], a)) {
     } else if (verb == "ready" && f.size() == 2 && to_int(f[1], a)) {
       run_.ready = a;
     } else if (verb == "stopped" && f.size() == 2 && to_int(f[1], a)) {

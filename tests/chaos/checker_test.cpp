@@ -146,6 +146,13 @@ TEST(Checker, MalformedAndOutOfOrderRecordsAreProblems) {
   EXPECT_EQ(r.errors, 1u);
 }
 
+TEST(Checker, TheMembersCommandRecordsAreNoProblem) {
+  EXPECT_TRUE(run("ready 5\nstep_down g 10\njoin h 20\nstopped 30\n", "a").problems.empty());
+  const auto r = run("join h\njoin h x\n", "a");
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_EQ(r.problems[0], "a:1: malformed record \"join h\"");
+}
+
 TEST(Checker, GapsAreTheTimesNobodyClaimsAndADeadLeaderLeadsNothing) {
   const std::vector<RunLog> runs{
       run("audit began g 1 100 90 400\naudit ended g 1 200 90 0\n", "a"),

@@ -10,6 +10,7 @@
 //   revoked <group> <token> <reason> <now>
 //   error <group|-> <code> <now> <detail...>
 //   step_down <group> <now>        (when the command was received)
+//   join <group> <now>             (when the command was received)
 //   log <now> <level> <message...> (with --log-level: the library's own log)
 //   ready <now> / stopped <now>
 //   background_led <now>           (--background-groups N: once it led all N)
@@ -19,8 +20,9 @@
 // "<id>-bg<k>", whose terms and renewals it does not write (the failover
 // benchmark measures a hand-over while an elector renews many other groups).
 //
-// Commands on stdin, one per line: "step_down <group>", "stop" (graceful stop,
-// then exit 0). SIGTERM and SIGINT also stop gracefully.
+// Commands on stdin, one per line: "step_down <group>", "join <group>" (campaign
+// for one more group from now on), "stop" (graceful stop, then exit 0).
+// SIGTERM and SIGINT also stop gracefully.
 
 #include <leasehold/leasehold.hpp>
 
@@ -214,6 +216,9 @@ int main(int argc, char** argv) try {
       if (verb == "step_down") {
         out.line(fmt::format("step_down {} {}", group, now_ns()));
         elector.step_down(group, [](lh::error_code) {});
+      } else if (verb == "join") {
+        out.line(fmt::format("join {} {}", group, now_ns()));
+        elector.group(group);
       } else if (verb == "stop") {
         stop();
       }
