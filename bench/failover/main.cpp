@@ -66,6 +66,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -119,10 +120,38 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
+constexpr const char* usage =
+    "failover [--candidates 3] [--rounds 50] [--ttl-ms 1000] [--heartbeat-ms 333] [--retry-ms 500]\n"
+    "         [--scenarios step_down,stop,crash,load,floor] [--background-groups N] [--load-standbys 2,10]\n"
+    "         [--load-seconds 10] [--out-dir failover-results] [--plot PREFIX] [--member PATH] [--seed N]\n"
+    "  more scenarios on one server: new_group, priority [--stop-oldest 1]\n"
+    "  --topology sentinel [--scenarios kill,failover,confirm_cost] [--confirm-replicas 1]\n"
+    "                      [--cost-replicas 0,1,2] [--cost-groups 1000]\n"
+    "  --topology cluster [--scenarios step_down,stop] [--cluster-replicas 0]\n"
+    "(bench/failover/main.cpp says what each scenario measures)\n";
+
+// Each topology's scenarios: a misspelt one would otherwise run nothing.
+void check_scenarios(const Options& o) {
+  const std::set<std::string> known = o.sentinel ? std::set<std::string>{"kill", "failover", "confirm_cost"}
+                                      : o.cluster ? std::set<std::string>{"step_down", "stop"}
+                                                  : std::set<std::string>{"step_down", "stop", "crash", "load", "floor",
+                                                                          "new_group", "priority"};
+  for (const auto& name : o.scenarios) {
+    if (known.count(name)) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw std::invalid_argument(fmt::format("unknown scenario \"{}\" for this topology (known: {})", name, list));
+  }
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fputs(usage, stdout);
+      std::exit(0);
+    }
     if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
     const std::string value = argv[i + 1];
     if (flag == "--candidates") o.candidates = std::clamp(std::stoi(value), 2, 50);
@@ -152,12 +181,13 @@ Options parse(int argc, char** argv) {
     else if (flag == "--member") o.member = value;
     else if (flag == "--seed") o.seed = static_cast<unsigned>(std::stoul(value));
     else if (flag == "--stop-oldest") o.stop_oldest = value != "0";
-    else throw std::invalid_argument("unknown flag " + flag);
+    else throw std::invalid_argument("unknown flag " + flag + " (--help lists them)");
   }
   if (o.heartbeat.count() == 0) o.heartbeat = o.ttl / 3;
   if (o.sentinel && !o.scenarios_given) o.scenarios = {"kill", "failover", "confirm_cost"};
   if (o.cluster && !o.scenarios_given) o.scenarios = {"step_down", "stop"};
   if (o.plot.empty()) o.plot = o.out_dir + "/failover_timeline";
+  check_scenarios(o);
   return o;
 }
 
