@@ -177,6 +177,9 @@ def main() -> int:
             if "cluster_state:ok" in conn.call("CLUSTER", "INFO"):
                 break
             time.sleep(0.05)
+        else:
+            print("cluster_node_floor.py: the one-node cluster did not reach cluster_state:ok", file=sys.stderr)
+            return 1
 
         # One stamp key per owned slot, named with a tag that lands in it.
         stamp_of_slot = {}
