@@ -130,12 +130,14 @@ constexpr const char* usage =
     "  --topology cluster [--scenarios step_down,stop] [--cluster-replicas 0]\n"
     "(bench/failover/main.cpp says what each scenario measures)\n";
 
-// Each topology's scenarios: a misspelt one would otherwise run nothing.
+// Each topology's scenarios (on Sentinel and Cluster also the default set):
+// a misspelt one would otherwise run nothing.
+const std::set<std::string> sentinel_scenarios{"kill", "failover", "confirm_cost"};
+const std::set<std::string> cluster_scenarios{"step_down", "stop"};
+const std::set<std::string> single_scenarios{"step_down", "stop", "crash", "load", "floor", "new_group", "priority"};
+
 void check_scenarios(const Options& o) {
-  const std::set<std::string> known = o.sentinel ? std::set<std::string>{"kill", "failover", "confirm_cost"}
-                                      : o.cluster ? std::set<std::string>{"step_down", "stop"}
-                                                  : std::set<std::string>{"step_down", "stop", "crash", "load", "floor",
-                                                                          "new_group", "priority"};
+  const std::set<std::string>& known = o.sentinel ? sentinel_scenarios : o.cluster ? cluster_scenarios : single_scenarios;
   for (const auto& name : o.scenarios) {
     if (known.count(name)) continue;
     std::string list;
@@ -184,8 +186,8 @@ Options parse(int argc, char** argv) {
     else throw std::invalid_argument("unknown flag " + flag + " (--help lists them)");
   }
   if (o.heartbeat.count() == 0) o.heartbeat = o.ttl / 3;
-  if (o.sentinel && !o.scenarios_given) o.scenarios = {"kill", "failover", "confirm_cost"};
-  if (o.cluster && !o.scenarios_given) o.scenarios = {"step_down", "stop"};
+  if (o.sentinel && !o.scenarios_given) o.scenarios = sentinel_scenarios;
+  if (o.cluster && !o.scenarios_given) o.scenarios = cluster_scenarios;
   if (o.plot.empty()) o.plot = o.out_dir + "/failover_timeline";
   check_scenarios(o);
   return o;

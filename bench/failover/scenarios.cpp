@@ -42,8 +42,7 @@ void Scenarios::random_phase() {
 
 void Scenarios::fill_new_leader(std::int64_t after_ns, const Member* old, std::int64_t& sent, std::int64_t& began,
                                 std::int64_t& elected, std::string& id, const std::string& group) {
-  const std::string& wanted = group.empty() ? fleet_.config().group : group;
-  const auto found = fleet_.elected_after(after_ns, old, wanted);
+  const auto found = fleet_.elected_after(after_ns, old, group);
   if (!found) return;
   auto [member, event] = *found;
   elected = event.at;
@@ -51,7 +50,7 @@ void Scenarios::fill_new_leader(std::int64_t after_ns, const Member* old, std::i
   // The audit `began` record of that term: the claim's publication and the
   // send instant of the acquire that won it.
   for (const auto& e : member->log.events()) {
-    if (e.kind == Kind::began && e.group == wanted && e.token == event.token) {
+    if (e.kind == Kind::began && e.group == event.group && e.token == event.token) {
       sent = e.sent_at;
       began = e.at;
     }
