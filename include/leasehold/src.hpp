@@ -60,6 +60,7 @@
 // transport
 #include <leasehold/impl/transport/command_route.ipp>
 #include <leasehold/impl/transport/redis_transport.ipp>
+#include <leasehold/impl/transport/slot_markers.ipp>
 // observe
 #include <leasehold/impl/observe/connection_reports.ipp>
 #include <leasehold/impl/observe/health.ipp>

@@ -370,6 +370,88 @@ TEST(ClusterElector, GroupsOfManySlotsOfOneShardRenewInOneScript) {
   EXPECT_TRUE(fleet.events(0).revoked.empty());
 }
 
+// The data marker of `group`'s slot, as the master that serves it holds it.
+std::optional<std::string> marker_of(ClusterTopology& topology, const std::string& group) {
+  const leasehold::KeyLayout layout("cl:", leasehold::KeyLayout::Form::hash_tagged);
+  return topology.node(shard_of(topology, group)).admin().get(layout.data_marker_key(group));
+}
+
+// Waits (the fleet running) until `group`'s slot has a marker naming the
+// identity of the master that serves it; that marker, or nullopt.
+std::optional<std::string> wait_for_current_marker(Fleet& fleet, ClusterTopology& topology, const std::string& group) {
+  std::optional<std::string> marker;
+  leasehold::test::run_until(fleet.io, [&] {
+    const std::string identity = topology.node(shard_of(topology, group)).admin().data_identity();
+    marker = marker_of(topology, group);
+    return marker.has_value() && marker->starts_with(identity + " ");
+  }, 20s);
+  return marker;
+}
+
+// An elector marks every slot of the cluster as it starts, most of which no
+// group has used: once a slot's marker is one ttl old, a group new to that
+// slot is elected within a round trip instead of waiting out the guard. The
+// marker is aged by an hour here, so that the new group's ttl (a minute)
+// tells a guard's wait from a slow machine by far.
+TEST(ClusterElector, AnElectorMarksEverySlotSoAGroupNewToItsSlotIsElectedAtOnce) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  Fleet fleet(cluster_url_options(topology));
+  fleet.add(options_for("a", {"g0"}));
+  ASSERT_TRUE(fleet.wait_leading(0, "g0", 20s)) << "the first group waits out the guard";
+
+  // 300 names over about 300 slots of every shard, none used by a group.
+  std::set<std::size_t> shards;
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = "unused" + std::to_string(i);
+    shards.insert(shard_of(topology, name));
+    ASSERT_TRUE(wait_for_current_marker(fleet, topology, name).has_value()) << name << "'s slot has no marker";
+  }
+  EXPECT_EQ(shards.size(), 3u);
+
+  const std::string group = "fresh";
+  auto admin = topology.node(shard_of(topology, group)).admin();
+  ASSERT_FALSE(admin.get("cl:{" + group + "}:token").has_value()) << "no group has used this one yet";
+  const auto marker = wait_for_current_marker(fleet, topology, group);
+  ASSERT_TRUE(marker.has_value());
+  const auto space = marker->find(' ');
+  const leasehold::KeyLayout layout("cl:", leasehold::KeyLayout::Form::hash_tagged);
+  admin.set(layout.data_marker_key(group),
+            marker->substr(0, space + 1) + std::to_string(std::stoll(marker->substr(space + 1)) - 3'600'000));
+
+  fleet.add(options_for("b", {group}, 60s));
+  ASSERT_TRUE(fleet.wait_leading(1, group, 15s)) << "a group new to its slot waited out the guard";
+  EXPECT_EQ(fleet.events(1).elected.front().token, 1);
+}
+
+// A master restarted with an empty dataset keeps its slots but has lost its
+// markers, and its new run_id makes any it kept foreign: the elector marks
+// its slots again when it reconnects, in the restarted server's name.
+TEST(ClusterElector, AMasterRestartedEmptyIsMarkedAgainWhenTheElectorReconnects) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  Fleet fleet(cluster_url_options(topology));
+  fleet.add(options_for("a", {"g0"}));
+  ASSERT_TRUE(fleet.wait_leading(0, "g0", 20s));
+  const std::size_t restarted = topology.masters().front();
+  std::string name;
+  for (int i = 0; name.empty(); ++i) {
+    if (shard_of(topology, "unused" + std::to_string(i)) == restarted) name = "unused" + std::to_string(i);
+  }
+  const auto before = wait_for_current_marker(fleet, topology, name);
+  ASSERT_TRUE(before.has_value());
+
+  // Here, not in while_running's thread: a node dies with the thread that
+  // started it (process.hpp).
+  topology.restart(restarted);
+  while_running(fleet, [&] { topology.wait_until_settled(60s); }, [] {});
+  const auto after = wait_for_current_marker(fleet, topology, name);
+  ASSERT_TRUE(after.has_value()) << "the restarted master's slots were not marked again";
+  EXPECT_NE(after->substr(0, after->find(' ')), before->substr(0, before->find(' ')));
+}
+
 TEST(ClusterElector, GroupNamesWithBracesAreRefusedNamingTheGroup) {
   ClusterTopologyOptions topology_options;
   topology_options.replicas_per_master = 0;

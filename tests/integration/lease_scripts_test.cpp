@@ -3,10 +3,13 @@
 // command away): the lease is still released or handed over, and the script
 // says so; only the notice is missing, and standbys then poll. And the
 // renewal across a node's slots, given only the lease keys, answers as the
-// batch given every key does.
+// batch given every key does. And the script that writes a cluster node's
+// slot markers ahead of any group: it writes what the guard would, and the
+// guard trusts what it wrote.
 
 #include <leasehold/impl/lease/lease_scripts.hpp>
 #include "support/io_helpers.hpp"
+#include "support/admin_client.hpp"
 #include "support/redis_server.hpp"
 
 #include <leasehold/redis/client.hpp>
@@ -126,6 +129,88 @@ TEST(RenewScripts, TheNodeScriptGivenLeaseKeysAnswersAsTheBatchGivenEveryKey) {
   const auto pttl = admin.call({"PTTL", "leader:{ours}"});
   EXPECT_GT(pttl.integer, 1000);
   EXPECT_EQ(admin.call({"PTTL", "leader:{theirs}"}).integer <= 1000, true);
+}
+
+// mark_slots_script()'s answer: {written, other type, unserved}.
+lh::redis::Reply counts(long long written, long long other_type, long long unserved) {
+  return lh::redis::Reply::make_array({lh::redis::Reply::make_integer(written),
+                                       lh::redis::Reply::make_integer(other_type),
+                                       lh::redis::Reply::make_integer(unserved)});
+}
+
+// Missing and foreign markers are written, a current one is left alone,
+// and a key of another type is skipped without failing the others.
+TEST(SlotMarkerScript, WritesMissingAndForeignMarkersLeavesCurrentOnesAndSkipsOtherTypes) {
+  ScriptServer s;
+  auto admin = s.server.admin();
+  const std::string identity = admin.data_identity();
+  admin.set("leader:slot:{b}", "somebody:else 5");
+  admin.call({"HSET", "leader:slot:{d}", "f", "v"});
+  admin.set("leader:slot:{c}", identity + " 7");
+
+  const auto first = s.eval(lh::detail::mark_slots_script(), {},
+                            {"leader:slot:{a}", "leader:slot:{b}", "leader:slot:{c}", "leader:slot:{d}"});
+  EXPECT_EQ(first.debug_string(), counts(2, 1, 0).debug_string());
+  for (const char* key : {"leader:slot:{a}", "leader:slot:{b}"}) {
+    const auto marker = admin.get(key);
+    ASSERT_TRUE(marker.has_value()) << key;
+    EXPECT_EQ(marker->substr(0, identity.size() + 1), identity + " ") << key;
+  }
+  EXPECT_EQ(admin.get("leader:slot:{c}"), identity + " 7") << "a current marker keeps its time";
+
+  const auto written = admin.get("leader:slot:{a}");
+  const auto again = s.eval(lh::detail::mark_slots_script(), {}, {"leader:slot:{a}", "leader:slot:{b}"});
+  EXPECT_EQ(again.debug_string(), counts(0, 0, 0).debug_string());
+  EXPECT_EQ(admin.get("leader:slot:{a}"), written);
+}
+
+// A marker the script wrote and that is one ttl old lets the guard seat a
+// new group's first holder at once, with token 1; a younger one makes it
+// wait until one ttl past the marker's time.
+TEST(SlotMarkerScript, TheGuardTrustsAMarkerItWroteOnceItIsOneTtlOld) {
+  ScriptServer s;
+  auto admin = s.server.admin();
+  const std::string marker = "leader:slot:{a}";
+  s.eval(lh::detail::mark_slots_script(), {}, {marker});
+  const auto fresh = [](const std::string& group) {
+    const std::string lease = "leader:{" + group + "}";
+    return std::vector<std::string>{lease, lease + ":token", lease + ":holder", lease + ":bid", "leader:slot:{a}"};
+  };
+  const std::vector<std::string> args{"me", "60000", "inc-1", "0"};
+
+  const auto young = s.eval(lh::detail::guarded_acquire_script(), fresh("one"), args);
+  ASSERT_TRUE(young.is_array() && young.elements.size() >= 4) << young.debug_string();
+  EXPECT_EQ(young.elements[0].integer, 0) << "a marker younger than the ttl proves nothing yet";
+  EXPECT_GT(young.elements[2].integer, 50'000) << young.debug_string();
+
+  const std::string value = admin.get(marker).value_or("");
+  const auto space = value.find(' ');
+  ASSERT_NE(space, std::string::npos) << value;
+  admin.set(marker, value.substr(0, space + 1) + std::to_string(std::stoll(value.substr(space + 1)) - 3'600'000));
+  const auto aged = s.eval(lh::detail::guarded_acquire_script(), fresh("two"), args);
+  ASSERT_TRUE(aged.is_array() && aged.elements.size() >= 4) << aged.debug_string();
+  EXPECT_EQ(aged.elements[0].integer, 1) << aged.debug_string();
+  EXPECT_EQ(aged.elements[3].integer, 1) << "the first term of a new group";
+}
+
+struct WithoutInfo : ScriptServer {
+  static lh::test::RedisServerOptions options() {
+    lh::test::RedisServerOptions o;
+    o.extra_config = {"rename-command INFO \"\""};
+    return o;
+  }
+  WithoutInfo() : ScriptServer(options()) {}
+};
+
+// Where INFO is refused, nothing is written and the answer says why.
+TEST(SlotMarkerScript, WithoutInfoWritesNothingAndSaysWhy) {
+  WithoutInfo s;
+  auto admin = s.server.admin();
+  const auto reply = s.eval(lh::detail::mark_slots_script(), {}, {"leader:slot:{a}"});
+  ASSERT_TRUE(reply.is_array() && reply.elements.size() == 2) << reply.debug_string();
+  EXPECT_EQ(reply.elements[0].integer, -1);
+  EXPECT_NE(reply.elements[1].str.find("INFO"), std::string::npos) << reply.debug_string();
+  EXPECT_FALSE(admin.get("leader:slot:{a}").has_value());
 }
 
 }  // namespace

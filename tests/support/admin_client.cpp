@@ -236,6 +236,18 @@ long long AdminClient::command_calls(std::string_view command) {
   return at == std::string::npos ? 0LL : std::stoll(info.str.substr(at + field.size()));
 }
 
+std::string AdminClient::data_identity() {
+  const auto field = [](const std::string& info, std::string_view name) {
+    const std::string label = std::string(name) + ":";
+    const auto at = info.find(label);
+    if (at == std::string::npos) throw std::runtime_error("INFO names no " + std::string(name));
+    const auto begin = at + label.size();
+    return info.substr(begin, info.find_first_of("\r\n", begin) - begin);
+  };
+  return field(call({"INFO", "server"}).str, "run_id") + ":" +
+         field(call({"INFO", "replication"}).str, "master_replid");
+}
+
 void AdminClient::set_timeout(std::chrono::milliseconds timeout) {
   options_.timeout = timeout;
   if (ctx_ != nullptr) redisSetTimeout(ctx_, to_timeval(timeout));

@@ -56,6 +56,10 @@ class AdminClient {
   /// names it; inside scripts too) since it started or CONFIG RESETSTAT.
   long long command_calls(std::string_view command);
 
+  /// The server's identity as leasehold's data marker names it:
+  /// "<run_id>:<master_replid>" (INFO). Throws when INFO lacks either.
+  std::string data_identity();
+
   /// Changes the per-command timeout.
   void set_timeout(std::chrono::milliseconds timeout);
 

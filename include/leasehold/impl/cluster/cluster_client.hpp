@@ -78,9 +78,9 @@ class ClusterClient {
   /// Called when the cluster becomes usable (the first slot map, its
   /// masters connected or connect_timeout passed: up, no error) and on stop (down, errc::stopped). Set before start().
   void on_state(StateHandler handler) { on_state_ = std::move(handler); }
-  /// Called after the slot map changed (the first one included), on the
-  /// executor. Set before start().
-  void on_map_change(std::function<void()> handler) { on_map_change_ = std::move(handler); }
+  /// Adds a handler called after the slot map changed (the first one
+  /// included), on the executor. Add before start().
+  void on_map_change(std::function<void()> handler) { on_map_change_.push_back(std::move(handler)); }
   /// Called on the executor each time one node's connection comes up (error
   /// empty) or fails (the node's error), with the node's "host:port". Set
   /// before start().
@@ -173,7 +173,7 @@ class ClusterClient {
   SlotMap map_;
   ClusterStats stats_;
   StateHandler on_state_;
-  std::function<void()> on_map_change_;
+  std::vector<std::function<void()>> on_map_change_;
   NodeStateHandler on_node_state_;
   std::function<void(const Error&)> on_map_read_;
   bool started_ = false;

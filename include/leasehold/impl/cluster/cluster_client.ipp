@@ -407,7 +407,7 @@ void ClusterClient::map_read(SlotMapReading reading) {
       map_ = std::move(reading.map);
       // Connect to new masters now, not on their first command.
       for (const ClusterNode& master : map_.masters()) client_for(master);
-      if (on_map_change_) on_map_change_();
+      for (const auto& handler : on_map_change_) handler();
     }
     if (!ready_ && !ready_timer_armed_) {
       ready_timer_armed_ = true;

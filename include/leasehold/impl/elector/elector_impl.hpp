@@ -18,6 +18,7 @@
 #include <leasehold/impl/lease/lease_replies.hpp>
 #include <leasehold/impl/base/quoted.hpp>
 #include <leasehold/impl/transport/redis_transport.hpp>
+#include <leasehold/impl/transport/slot_markers.hpp>
 #include <leasehold/impl/redis/replica_wait.hpp>
 #include <leasehold/impl/lease/term_state.hpp>
 
@@ -75,6 +76,11 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
                     options.confirm_timeout, options.ttl,
                     notices_for(redis.cluster.has_value(), redis.effective_key_layout()),
                     !redis.cluster.has_value() && redis.effective_key_layout() == KeyLayout::Form::plain}),
+        slot_markers_(commands_.is_cluster() && options.empty_restart_guard
+                          ? std::make_unique<SlotMarkers>(*commands_.cluster(),
+                                                          KeyLayout(options.key_prefix, redis.effective_key_layout()),
+                                                          [this](const SlotMarkers::Pass& pass) { report(pass); })
+                          : nullptr),
         core_(std::move(options), id_, incarnation_, transport_, *this, CoreLimits{}, redis.effective_key_layout()),
         events_(callbacks, id_),
         reports_(id_, commands_.describe(), core_.options().retry_interval),
@@ -344,6 +350,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
       const std::string what = cluster.describe_node(address);
       if (up) {
         transport_.connection_up();
+        if (slot_markers_) slot_markers_->node_up(address);
         return reports_.node_up(address, what, now);
       }
       if (auto event = reports_.node_down(address, what, now, error, core_.lifecycle() != Lifecycle::running)) {
@@ -354,6 +361,25 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
       if (!error) return reports_.map_read();
       if (reports_.map_failed(error)) emit_error("", error);
     });
+  }
+
+  // For people: a node's pass of slot markers (slot_markers.hpp). A refusal
+  // costs the node's new groups one ttl each, as before markers.
+  void report(const SlotMarkers::Pass& pass) const {
+    if (pass.error && !pass.refused) {
+      return log(LogLevel::debug, fmt::format("elector {}: {}; trying again later", id(), pass.error.detail));
+    }
+    if (pass.error) {
+      return log(LogLevel::info, fmt::format("elector {}: {}; a group new to one of its slots waits one ttl "
+                                             "before its first election",
+                                             id(), pass.error.detail));
+    }
+    log(LogLevel::debug, fmt::format("elector {}: cluster node {}: {} slot markers written, {} already current, "
+                                     "{} keys of another type in their place, {} slots not served there (tried "
+                                     "again later)",
+                                     id(), pass.address, pass.written,
+                                     pass.markers - pass.written - pass.other_type - pass.unserved, pass.other_type,
+                                     pass.unserved));
   }
 
   void on_connection(bool up, const Error& error) {
@@ -538,6 +564,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
   std::unique_ptr<cluster::detail::ClusterNotices> cluster_notices_;  // ... on a Redis Cluster
   const std::string incarnation_;
   RedisTransport transport_;
+  std::unique_ptr<SlotMarkers> slot_markers_;  // a Redis Cluster's, with the empty-restart guard
   ElectorCore core_;
 
   EventCallbacks events_;

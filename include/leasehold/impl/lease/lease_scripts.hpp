@@ -91,6 +91,19 @@ const redis::Script& renew_stamped_batch_script();
 /// its place; the others are renewed all the same.
 const redis::Script& renew_node_script();
 
+/// Writes the data marker (KeyLayout::data_marker_key) of several slots
+/// that one cluster node serves, where it is missing or names another
+/// server, as guarded_acquire_script() would on a group's first acquire:
+/// a group new to a slot is then taken at once from one ttl after this,
+/// instead of waiting one ttl from its own first look (Redis 7.0 and
+/// later: the allow-cross-slot-keys flag). No KEYS; ARGV: the markers.
+/// Answers {written, other type, unserved}: markers written now, keys of
+/// another type in a marker's place (left alone: the guard then waits one
+/// ttl), and markers of slots the node does not serve now (moved, moving,
+/// or not yet its own after a restart); {-1, why} where INFO or TIME is
+/// refused in scripts.
+const redis::Script& mark_slots_script();
+
 /// How a release notice is sent: PUBLISH of the releaser's id (the plain
 /// layout: one server, Sentinel), SPUBLISH to the channel of the group's
 /// slot (Redis Cluster), or PUBLISH of what SPUBLISH would send (the

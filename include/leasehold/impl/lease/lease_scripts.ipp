@@ -118,20 +118,11 @@ own_bid_answered()
 return {1, ARGV[1], tonumber(ARGV[2]), token}
 )lua";
 
-// No fencing counter: a new group, or a Redis that lost its data (an empty
-// restart, a promoted replica that never had the group) while a leader may
-// still believe in its lease. The data marker (KEYS[5]) tells them apart:
-// it names the server process (run_id) and replication history
-// (master_replid) that wrote it, and when. A restart (from a snapshot too)
-// changes the run_id, a promotion the replid, and a flush deletes the
-// marker, so a marker of the current identity proves that whatever this
-// server lost, it lost before the marker's time; a leader's trust in such a
-// lease ended one ttl after that. Older than one ttl: the group is new, and
-// taken at once. Missing, foreign or younger: an empty holder keeps the key
-// until one ttl past the marker's time. A server that refuses INFO or TIME
-// in scripts (or a marker key of another type) gets the plain guard (one
-// ttl), and the reason as a 5th element.
-constexpr std::string_view empty_restart_guard = R"lua(local function unproven_ms(ttl)
+// The server's identity and time, for the data marker: nil and why where
+// INFO or TIME is refused in scripts. `marked_since` answers the marker's
+// time when it names this identity (and is not in the future), else writes
+// one of now and answers now.
+constexpr std::string_view data_marker_functions = R"lua(local function data_identity()
   local server, replication = redis.pcall('INFO', 'server'), redis.pcall('INFO', 'replication')
   if type(server) ~= 'string' then return nil, 'INFO: ' .. tostring(server.err) end
   if type(replication) ~= 'string' then return nil, 'INFO: ' .. tostring(replication.err) end
@@ -146,14 +137,38 @@ constexpr std::string_view empty_restart_guard = R"lua(local function unproven_m
     if time.err then return nil, 'TIME: ' .. time.err end
     now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   end
-  local identity = run_id .. ':' .. replid
-  local marker = redis.pcall('GET', KEYS[5])
+  return run_id .. ':' .. replid, now
+end
+local function marked_since(key, identity, now)
+  local marker = redis.pcall('GET', key)
   if type(marker) == 'table' and marker.err then return nil, 'the data marker: ' .. marker.err end
   local seen, since = string.match(marker or '', '^(%S+) (%d+)$')
   since = tonumber(since)
-  if seen == identity and since <= now then return math.max(0, since + ttl - now) end
-  redis.call('SET', KEYS[5], identity .. ' ' .. string.format('%d', now))
-  return ttl
+  if seen == identity and since <= now then return since end
+  redis.call('SET', key, identity .. ' ' .. string.format('%d', now))
+  return now
+end
+)lua";
+
+// No fencing counter: a new group, or a Redis that lost its data (an empty
+// restart, a promoted replica that never had the group) while a leader may
+// still believe in its lease. The data marker (KEYS[5]) tells them apart:
+// it names the server process (run_id) and replication history
+// (master_replid) that wrote it, and when. A restart (from a snapshot too)
+// changes the run_id, a promotion the replid, and a flush deletes the
+// marker, so a marker of the current identity proves that whatever this
+// server lost, it lost before the marker's time; a leader's trust in such a
+// lease ended one ttl after that. Older than one ttl: the group is new, and
+// taken at once. Missing, foreign or younger: an empty holder keeps the key
+// until one ttl past the marker's time. A server that refuses INFO or TIME
+// in scripts (or a marker key of another type) gets the plain guard (one
+// ttl), and the reason as a 5th element.
+constexpr std::string_view empty_restart_guard = R"lua(local function unproven_ms(ttl)
+  local identity, now = data_identity()
+  if not identity then return nil, now end
+  local since, failure = marked_since(KEYS[5], identity, now)
+  if not since then return nil, failure end
+  return math.max(0, since + ttl - now)
 end
 if redis.call('EXISTS', KEYS[2]) == 0 then
   local wait, unproven = unproven_ms(tonumber(ARGV[2]))
@@ -182,7 +197,7 @@ std::string acquire_body(bool guarded, bool take_over, bool stamped) {
     body.append(no_stamp).append(bid_function).append(read_holder);
   }
   body.append(acquire_head);
-  if (guarded) body.append(empty_restart_guard);
+  if (guarded) body.append(data_marker_functions).append(empty_restart_guard);
   return body.append(acquire_fresh);
 }
 
@@ -301,6 +316,30 @@ for i = 4, #ARGV do
   answers[#answers + 1] = answer
 end
 return answers
+)lua"));
+  return script;
+}
+
+// Each marker through pcall: a slot the node does not serve (moved, moving,
+// or not yet its own after a restart) is counted apart, and the others are
+// marked all the same.
+const redis::Script& mark_slots_script() {
+  static const redis::Script script(std::string("#!lua flags=allow-cross-slot-keys\n")
+                                        .append(data_marker_functions)
+                                        .append(R"lua(local identity, now = data_identity()
+if not identity then return {-1, now} end
+local written, other_type, unserved = 0, 0, 0
+for i = 1, #ARGV do
+  local ok, since, failure = pcall(marked_since, ARGV[i], identity, now)
+  if ok and since then
+    if since == now then written = written + 1 end
+  elseif ok and string.find(failure, 'WRONGTYPE', 1, true) then
+    other_type = other_type + 1
+  else
+    unserved = unserved + 1
+  end
+end
+return {written, other_type, unserved}
 )lua"));
   return script;
 }

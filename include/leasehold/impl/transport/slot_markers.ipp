@@ -1,0 +1,171 @@
+#include <leasehold/impl/transport/slot_markers.hpp>
+
+#include <leasehold/impl/lease/lease_scripts.hpp>
+#include <leasehold/impl/protocol/key_slot.hpp>
+#include <leasehold/impl/protocol/slot_tags.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace leasehold::detail {
+
+namespace {
+
+// The marker a group of `slot` reads: the marker of a group named after
+// the slot's tag. Empty where that lands in another slot (a prefix with
+// braces of its own puts every group in the prefix's slot).
+std::string marker_of_slot(const KeyLayout& layout, std::uint16_t slot) {
+  std::string marker = layout.data_marker_key(cluster::detail::slot_tag(slot));
+  if (cluster::detail::key_slot(marker) != slot) marker.clear();
+  return marker;
+}
+
+// Worth another try soon: the node or the cluster in a passing state, or
+// the connection's trouble. Anything else (the script refused, INFO refused
+// in scripts, no permission) waits for the node's next connection.
+bool passing(error_code ec, const redis::Reply& reply) {
+  if (ec == errc::read_only || ec == errc::loading || ec == errc::busy) return true;
+  if (ec && ec != errc::server_error && ec != errc::no_permission && ec != errc::no_script &&
+      ec != errc::unexpected_reply && ec != errc::out_of_memory) {
+    return true;
+  }
+  const std::string_view text = reply.is_error() ? std::string_view(reply.str) : std::string_view();
+  for (const std::string_view word : {"CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "MOVED", "ASK"}) {
+    if (text.starts_with(word)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SlotMarkers::SlotMarkers(cluster::detail::ClusterClient& cluster, KeyLayout layout, Report report)
+    : cluster_(cluster), layout_(std::move(layout)), report_(std::move(report)),
+      marked_by_(cluster::detail::slot_count, 0),
+      retry_timer_(cluster.get_executor()) {
+  cluster_.on_map_change([self = self_] {
+    if (*self != nullptr) (*self)->mark_new_masters();
+  });
+}
+
+SlotMarkers::~SlotMarkers() {
+  *self_ = nullptr;
+  retry_timer_.cancel();
+}
+
+void SlotMarkers::node_up(const std::string& address) {
+  if (!connected_before_.insert(address).second) {
+    const std::uint32_t node = node_number(address);
+    std::replace(marked_by_.begin(), marked_by_.end(), node, std::uint32_t{0});
+  }
+  mark_new_masters();
+}
+
+std::uint32_t SlotMarkers::node_number(const std::string& address) {
+  const auto it = std::find(nodes_.begin(), nodes_.end(), address);
+  if (it != nodes_.end()) return static_cast<std::uint32_t>(it - nodes_.begin()) + 1;
+  nodes_.push_back(address);
+  return static_cast<std::uint32_t>(nodes_.size());
+}
+
+// Slots whose master the map names and no pass has marked (or is marking)
+// on that master, by master.
+void SlotMarkers::mark_new_masters() {
+  std::map<std::string, std::vector<std::uint16_t>> unmarked;
+  const cluster::detail::ClusterNode* last = nullptr;  // runs of slots share a master
+  std::string address;
+  std::uint32_t node = 0;
+  for (std::uint32_t slot = 0; slot < cluster::detail::slot_count; ++slot) {
+    const cluster::detail::ClusterNode* master = cluster_.master_of(static_cast<std::uint16_t>(slot));
+    if (master == nullptr) continue;
+    if (master != last) {
+      last = master;
+      address = master->to_string();
+      node = node_number(address);
+    }
+    if (marked_by_[slot] == node) continue;
+    marked_by_[slot] = node;
+    unmarked[address].push_back(static_cast<std::uint16_t>(slot));
+  }
+  for (auto& [address, slots] : unmarked) mark(address, std::move(slots));
+}
+
+void SlotMarkers::mark(const std::string& address, std::vector<std::uint16_t> slots) {
+  const std::uint32_t node = node_number(address);
+  for (std::size_t first = 0; first < slots.size(); first += markers_per_script) {
+    std::vector<std::uint16_t> part(slots.begin() + static_cast<std::ptrdiff_t>(first),
+                                    slots.begin() + static_cast<std::ptrdiff_t>(
+                                                        std::min(slots.size(), first + markers_per_script)));
+    std::vector<std::string> markers;
+    markers.reserve(part.size());
+    for (const std::uint16_t slot : part) {
+      if (std::string marker = marker_of_slot(layout_, slot); !marker.empty()) markers.push_back(std::move(marker));
+    }
+    if (markers.empty()) continue;
+    const std::uint16_t route = part.front();
+    Pass pass;
+    pass.address = address;
+    pass.markers = markers.size();
+    cluster_.async_eval(route, mark_slots_script(), {}, markers,
+                        [self = self_, pass = std::move(pass), part = std::move(part), node](
+                            error_code ec, redis::Reply reply, redis::Client*) mutable {
+                          if (*self != nullptr) (*self)->pass_done(std::move(pass), part, node, ec, reply);
+                        });
+  }
+}
+
+// A pass that failed for a passing reason, or found slots the node does not
+// serve yet, leaves its slots unmarked and is tried again after a backoff
+// (the slot map may have moved them meanwhile); a refused one leaves them
+// to the node's next connection (node_up()).
+void SlotMarkers::pass_done(Pass pass, const std::vector<std::uint16_t>& slots, std::uint32_t node, error_code ec,
+                            const redis::Reply& reply) {
+  const auto& e = reply.elements;
+  const bool counted = !ec && reply.is_array() && e.size() >= 2 && e[0].is_integer();
+  if (counted && e[0].integer >= 0 && e.size() == 3 && e[1].is_integer() && e[2].is_integer()) {
+    pass.written = static_cast<std::size_t>(e[0].integer);
+    pass.other_type = static_cast<std::size_t>(e[1].integer);
+    pass.unserved = static_cast<std::size_t>(e[2].integer);
+    if (pass.unserved == 0) {
+      retry_delay_ = first_retry;
+    } else {
+      forget(slots, node);
+      retry_later();
+    }
+  } else {
+    std::string why = counted && e[1].is_string() ? e[1].str
+                      : reply.is_error()          ? reply.str
+                      : ec                        ? ec.message()
+                                                  : "an unexpected reply";
+    pass.error = Error{ec ? ec : make_error_code(errc::unexpected_reply),
+                       fmt::format("cluster node {}: the slot markers were not written: {}", pass.address, why)};
+    pass.refused = counted || !passing(ec, reply);
+    if (!pass.refused) {
+      forget(slots, node);
+      retry_later();
+    }
+  }
+  if (report_) report_(pass);
+}
+
+void SlotMarkers::forget(const std::vector<std::uint16_t>& slots, std::uint32_t node) {
+  for (const std::uint16_t slot : slots) {
+    if (marked_by_[slot] == node) marked_by_[slot] = 0;
+  }
+}
+
+void SlotMarkers::retry_later() {
+  if (retry_armed_) return;
+  retry_armed_ = true;
+  retry_timer_.expires_after(retry_delay_);
+  retry_delay_ = std::min(retry_delay_ * 2, last_retry);
+  retry_timer_.async_wait([self = self_](error_code ec) {
+    if (ec || *self == nullptr) return;
+    (*self)->retry_armed_ = false;
+    (*self)->mark_new_masters();
+  });
+}
+
+}  // namespace leasehold::detail
