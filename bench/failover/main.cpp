@@ -25,9 +25,10 @@
 //   load       1 leader + N standbys, INFO commandstats over a window.
 //   new_group  (not in the default set) every member joins a group nobody
 //              has used (stdin "join <group>"), once the server's data
-//              marker is one ttl old: from the first member's join to the
-//              first `elected` of that group (a new group's first election
-//              on a server that has kept its data);
+//              marker (on a cluster: every slot's, which each member writes
+//              as it starts) is one ttl old: from the first member's join
+//              to the first `elected` of that group (a new group's first
+//              election on a server that has kept its data);
 //   floor      (with step_down) the machine's own floor: PUBLISH -> a
 //              subscriber process woken, through the same redis-server,
 //              without leasehold (wake_floor.hpp), --rounds times.
@@ -127,13 +128,14 @@ constexpr const char* usage =
     "  more scenarios on one server: new_group, priority [--stop-oldest 1]\n"
     "  --topology sentinel [--scenarios kill,failover,confirm_cost] [--confirm-replicas 1]\n"
     "                      [--cost-replicas 0,1,2] [--cost-groups 1000]\n"
-    "  --topology cluster [--scenarios step_down,stop] [--cluster-replicas 0]\n"
+    "  --topology cluster [--scenarios step_down,stop,new_group] [--cluster-replicas 0]\n"
     "(bench/failover/main.cpp says what each scenario measures)\n";
 
-// Each topology's scenarios (on Sentinel and Cluster also the default set):
-// a misspelt one would otherwise run nothing.
+// Each topology's scenarios (on Sentinel also the default set, on Cluster
+// without new_group): a misspelt one would otherwise run nothing.
 const std::set<std::string> sentinel_scenarios{"kill", "failover", "confirm_cost"};
-const std::set<std::string> cluster_scenarios{"step_down", "stop"};
+const std::set<std::string> cluster_scenarios{"step_down", "stop", "new_group"};
+const std::set<std::string> cluster_default{"step_down", "stop"};
 const std::set<std::string> single_scenarios{"step_down", "stop", "crash", "load", "floor", "new_group", "priority"};
 
 void check_scenarios(const Options& o) {
@@ -187,7 +189,7 @@ Options parse(int argc, char** argv) {
   }
   if (o.heartbeat.count() == 0) o.heartbeat = o.ttl / 3;
   if (o.sentinel && !o.scenarios_given) o.scenarios = sentinel_scenarios;
-  if (o.cluster && !o.scenarios_given) o.scenarios = cluster_scenarios;
+  if (o.cluster && !o.scenarios_given) o.scenarios = cluster_default;
   if (o.plot.empty()) o.plot = o.out_dir + "/failover_timeline";
   check_scenarios(o);
   return o;

@@ -160,8 +160,9 @@ CrashRound Scenarios::crash_round() {
 
 HandOverRound Scenarios::new_group_round() {
   // The first election on this server wrote its data marker about when
-  // start() began; a group is taken at once only once the marker is one ttl
-  // old (docs/failover.md), so the first round waits out the rest.
+  // start() began (on a cluster, each member marks every slot as it
+  // starts); a group is taken at once only once the marker is one ttl old
+  // (docs/failover.md), so the first round waits out the rest.
   if (new_groups_++ == 0) std::this_thread::sleep_for(fleet_.config().ttl);
   random_phase();
   HandOverRound r;

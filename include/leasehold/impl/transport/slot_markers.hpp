@@ -38,8 +38,8 @@ namespace leasehold::detail {
 
 class SlotMarkers {
  public:
-  /// What one node's pass did (mark_slots_script()'s answer), or why the
-  /// node did not run it.
+  /// What one node's pass did (mark_slots_script()'s answers, summed over
+  /// its scripts), or why the node stopped it.
   struct Pass {
     std::string address;      ///< the node, "host:port"
     std::size_t markers = 0;  ///< markers the pass sent
@@ -67,7 +67,8 @@ class SlotMarkers {
   void node_up(const std::string& address);
 
   /// The most markers one script writes: a pass of a node that serves a
-  /// third of the slots is about eleven scripts, each short on the server.
+  /// third of the slots is eleven scripts, sent one after another, each
+  /// short on the server.
   static constexpr std::size_t markers_per_script = 512;
   /// The backoff of a pass that failed for a passing reason (CLUSTERDOWN, a
   /// lost connection), doubled on each failure up to last_retry.
@@ -75,12 +76,15 @@ class SlotMarkers {
   static constexpr std::chrono::milliseconds last_retry{30'000};
 
  private:
+  struct Run;
   void mark_new_masters();
   void mark(const std::string& address, std::vector<std::uint16_t> slots);
-  void pass_done(Pass pass, const std::vector<std::uint16_t>& slots, std::uint32_t node, error_code ec,
-                 const redis::Reply& reply);
+  void send_next(std::shared_ptr<Run> run);
+  void answered(std::shared_ptr<Run> run, const std::vector<std::uint16_t>& part, error_code ec,
+                const redis::Reply& reply);
   std::uint32_t node_number(const std::string& address);
-  void forget(const std::vector<std::uint16_t>& slots, std::uint32_t node);
+  void forget(std::vector<std::uint16_t>::const_iterator first, std::vector<std::uint16_t>::const_iterator last,
+              std::uint32_t node);
   void retry_later();
 
   cluster::detail::ClusterClient& cluster_;

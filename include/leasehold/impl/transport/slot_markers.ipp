@@ -92,67 +92,86 @@ void SlotMarkers::mark_new_masters() {
   for (auto& [address, slots] : unmarked) mark(address, std::move(slots));
 }
 
+// One node's slots, one script at a time: the node's lease commands pass
+// between them, and a node that refuses the script is asked once.
+struct SlotMarkers::Run {
+  std::uint32_t node = 0;
+  std::vector<std::uint16_t> slots;
+  std::size_t next = 0;  // slots[next..] are not sent yet
+  Pass pass;
+};
+
 void SlotMarkers::mark(const std::string& address, std::vector<std::uint16_t> slots) {
-  const std::uint32_t node = node_number(address);
-  for (std::size_t first = 0; first < slots.size(); first += markers_per_script) {
-    std::vector<std::uint16_t> part(slots.begin() + static_cast<std::ptrdiff_t>(first),
-                                    slots.begin() + static_cast<std::ptrdiff_t>(
-                                                        std::min(slots.size(), first + markers_per_script)));
+  auto run = std::make_shared<Run>();
+  run->node = node_number(address);
+  run->slots = std::move(slots);
+  run->pass.address = address;
+  send_next(std::move(run));
+}
+
+void SlotMarkers::send_next(std::shared_ptr<Run> run) {
+  while (run->next < run->slots.size()) {
+    const auto first = run->slots.begin() + static_cast<std::ptrdiff_t>(run->next);
+    run->next = std::min(run->slots.size(), run->next + markers_per_script);
+    std::vector<std::uint16_t> part(first, run->slots.begin() + static_cast<std::ptrdiff_t>(run->next));
     std::vector<std::string> markers;
     markers.reserve(part.size());
     for (const std::uint16_t slot : part) {
       if (std::string marker = marker_of_slot(layout_, slot); !marker.empty()) markers.push_back(std::move(marker));
     }
     if (markers.empty()) continue;
+    run->pass.markers += markers.size();
     const std::uint16_t route = part.front();
-    Pass pass;
-    pass.address = address;
-    pass.markers = markers.size();
     cluster_.async_eval(route, mark_slots_script(), {}, markers,
-                        [self = self_, pass = std::move(pass), part = std::move(part), node](
-                            error_code ec, redis::Reply reply, redis::Client*) mutable {
-                          if (*self != nullptr) (*self)->pass_done(std::move(pass), part, node, ec, reply);
+                        [self = self_, run, part = std::move(part)](error_code ec, redis::Reply reply,
+                                                                    redis::Client*) mutable {
+                          if (*self != nullptr) (*self)->answered(std::move(run), part, ec, reply);
                         });
+    return;
   }
+  if (run->pass.unserved == 0) retry_delay_ = first_retry;
+  if (report_) report_(run->pass);
 }
 
-// A pass that failed for a passing reason, or found slots the node does not
-// serve yet, leaves its slots unmarked and is tried again after a backoff
-// (the slot map may have moved them meanwhile); a refused one leaves them
-// to the node's next connection (node_up()).
-void SlotMarkers::pass_done(Pass pass, const std::vector<std::uint16_t>& slots, std::uint32_t node, error_code ec,
-                            const redis::Reply& reply) {
+// Slots the node does not serve yet, or a failure that may pass, leave
+// their slots unmarked and are tried again after a backoff (the slot map
+// may have moved them meanwhile); a refusal leaves the node's slots to its
+// next connection (node_up()).
+void SlotMarkers::answered(std::shared_ptr<Run> run, const std::vector<std::uint16_t>& part, error_code ec,
+                           const redis::Reply& reply) {
+  Pass& pass = run->pass;
   const auto& e = reply.elements;
   const bool counted = !ec && reply.is_array() && e.size() >= 2 && e[0].is_integer();
   if (counted && e[0].integer >= 0 && e.size() == 3 && e[1].is_integer() && e[2].is_integer()) {
-    pass.written = static_cast<std::size_t>(e[0].integer);
-    pass.other_type = static_cast<std::size_t>(e[1].integer);
-    pass.unserved = static_cast<std::size_t>(e[2].integer);
-    if (pass.unserved == 0) {
-      retry_delay_ = first_retry;
-    } else {
-      forget(slots, node);
+    pass.written += static_cast<std::size_t>(e[0].integer);
+    pass.other_type += static_cast<std::size_t>(e[1].integer);
+    const auto unserved = static_cast<std::size_t>(e[2].integer);
+    pass.unserved += unserved;
+    if (unserved != 0) {
+      forget(part.begin(), part.end(), run->node);
       retry_later();
     }
-  } else {
-    std::string why = counted && e[1].is_string() ? e[1].str
-                      : reply.is_error()          ? reply.str
-                      : ec                        ? ec.message()
-                                                  : "an unexpected reply";
-    pass.error = Error{ec ? ec : make_error_code(errc::unexpected_reply),
-                       fmt::format("cluster node {}: the slot markers were not written: {}", pass.address, why)};
-    pass.refused = counted || !passing(ec, reply);
-    if (!pass.refused) {
-      forget(slots, node);
-      retry_later();
-    }
+    return send_next(std::move(run));
+  }
+  std::string why = counted && e[1].is_string() ? e[1].str
+                    : reply.is_error()          ? reply.str
+                    : ec                        ? ec.message()
+                                                : "an unexpected reply";
+  pass.error = Error{ec ? ec : make_error_code(errc::unexpected_reply),
+                     fmt::format("cluster node {}: the slot markers were not written: {}", pass.address, why)};
+  pass.refused = counted || !passing(ec, reply);
+  if (!pass.refused) {
+    forget(part.begin(), part.end(), run->node);
+    forget(run->slots.begin() + static_cast<std::ptrdiff_t>(run->next), run->slots.end(), run->node);
+    retry_later();
   }
   if (report_) report_(pass);
 }
 
-void SlotMarkers::forget(const std::vector<std::uint16_t>& slots, std::uint32_t node) {
-  for (const std::uint16_t slot : slots) {
-    if (marked_by_[slot] == node) marked_by_[slot] = 0;
+void SlotMarkers::forget(std::vector<std::uint16_t>::const_iterator first,
+                         std::vector<std::uint16_t>::const_iterator last, std::uint32_t node) {
+  for (; first != last; ++first) {
+    if (marked_by_[*first] == node) marked_by_[*first] = 0;
   }
 }
 
