@@ -67,9 +67,10 @@ class SlotMarkers {
   void node_up(const std::string& address);
 
   /// The most markers one script writes: a pass of a node that serves a
-  /// third of the slots is eleven scripts, sent one after another, each
-  /// short on the server.
-  static constexpr std::size_t markers_per_script = 512;
+  /// third of the slots is 22 scripts, sent one after another, each of
+  /// which holds the node for about a millisecond at most
+  /// (docs/cluster.md), so that lease commands pass between them.
+  static constexpr std::size_t markers_per_script = 256;
   /// The backoff of a pass that failed for a passing reason (CLUSTERDOWN, a
   /// lost connection), doubled on each failure up to last_retry.
   static constexpr std::chrono::milliseconds first_retry{500};
