@@ -452,6 +452,23 @@ TEST(ClusterElector, AMasterRestartedEmptyIsMarkedAgainWhenTheElectorReconnects)
   EXPECT_NE(after->substr(0, after->find(' ')), before->substr(0, before->find(' ')));
 }
 
+// stop() on a cluster leaves nothing behind on the io_context: no slot
+// marking pass or retry keeps io.run() going.
+TEST(ClusterElector, AStoppedElectorLeavesItsIoContextWithNothingToDo) {
+  ClusterTopologyOptions topology_options;
+  topology_options.replicas_per_master = 0;
+  ClusterTopology topology(topology_options);
+  boost::asio::io_context io(1);
+  leasehold::Elector elector(io.get_executor(), cluster_url_options(topology), options_for("a", {"g0"}));
+  elector.start();
+  ASSERT_TRUE(leasehold::test::run_until(io, [&] { return elector.is_leader("g0"); }, 20s));
+  elector.stop();
+  io.restart();
+  io.run_for(15s);
+  EXPECT_TRUE(io.stopped()) << "io.run() still had work after the stop";
+  EXPECT_FALSE(elector.is_leader("g0"));
+}
+
 TEST(ClusterElector, GroupNamesWithBracesAreRefusedNamingTheGroup) {
   ClusterTopologyOptions topology_options;
   topology_options.replicas_per_master = 0;

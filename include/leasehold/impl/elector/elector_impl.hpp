@@ -547,6 +547,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
     commands_.stop();
     if (subscriber_) subscriber_->stop();
     if (cluster_notices_) cluster_notices_->stop();
+    if (slot_markers_) slot_markers_->stop();
     for (auto& h : std::exchange(stop_waiters_, {})) complete_later(strand_, std::move(h), error_code{});
     log(LogLevel::info, fmt::format("elector {} stopped", id()));
   }

@@ -65,6 +65,9 @@ class SlotMarkers {
   /// Node "host:port" connected: after its first connection, every slot it
   /// serves is marked again.
   void node_up(const std::string& address);
+  /// Sends nothing more (the elector stops): a pass in flight ends with
+  /// its answer, and no retry is armed.
+  void stop();
 
   /// The most markers one script writes: a pass of a node that serves a
   /// third of the slots is 22 scripts, sent one after another, each of
@@ -97,6 +100,7 @@ class SlotMarkers {
   boost::asio::steady_timer retry_timer_;
   std::chrono::milliseconds retry_delay_ = first_retry;
   bool retry_armed_ = false;
+  bool stopped_ = false;
   std::shared_ptr<SlotMarkers*> self_ = std::make_shared<SlotMarkers*>(this);
 };
 

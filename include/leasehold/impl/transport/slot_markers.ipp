@@ -27,6 +27,7 @@ std::string marker_of_slot(const KeyLayout& layout, std::uint16_t slot) {
 // the connection's trouble. Anything else (the script refused, INFO refused
 // in scripts, no permission) waits for the node's next connection.
 bool passing(error_code ec, const redis::Reply& reply) {
+  if (ec == errc::stopped) return false;
   if (ec == errc::read_only || ec == errc::loading || ec == errc::busy) return true;
   if (ec && ec != errc::server_error && ec != errc::no_permission && ec != errc::no_script &&
       ec != errc::unexpected_reply && ec != errc::out_of_memory) {
@@ -55,6 +56,11 @@ SlotMarkers::~SlotMarkers() {
   retry_timer_.cancel();
 }
 
+void SlotMarkers::stop() {
+  stopped_ = true;
+  retry_timer_.cancel();
+}
+
 void SlotMarkers::node_up(const std::string& address) {
   if (!connected_before_.insert(address).second) {
     const std::uint32_t node = node_number(address);
@@ -73,6 +79,7 @@ std::uint32_t SlotMarkers::node_number(const std::string& address) {
 // Slots whose master the map names and no pass has marked (or is marking)
 // on that master, by master.
 void SlotMarkers::mark_new_masters() {
+  if (stopped_) return;
   std::map<std::string, std::vector<std::uint16_t>> unmarked;
   const cluster::detail::ClusterNode* last = nullptr;  // runs of slots share a master
   std::string address;
@@ -110,6 +117,7 @@ void SlotMarkers::mark(const std::string& address, std::vector<std::uint16_t> sl
 }
 
 void SlotMarkers::send_next(std::shared_ptr<Run> run) {
+  if (stopped_) return;
   while (run->next < run->slots.size()) {
     const auto first = run->slots.begin() + static_cast<std::ptrdiff_t>(run->next);
     run->next = std::min(run->slots.size(), run->next + markers_per_script);
@@ -176,7 +184,7 @@ void SlotMarkers::forget(std::vector<std::uint16_t>::const_iterator first,
 }
 
 void SlotMarkers::retry_later() {
-  if (retry_armed_) return;
+  if (retry_armed_ || stopped_) return;
   retry_armed_ = true;
   retry_timer_.expires_after(retry_delay_);
   retry_delay_ = std::min(retry_delay_ * 2, last_retry);
