@@ -388,17 +388,28 @@ std::optional<std::string> wait_for_current_marker(Fleet& fleet, ClusterTopology
   return marker;
 }
 
+// A cluster without replicas and elector "a" of group "g0" on it, which
+// marks every slot as it starts.
+struct MarkedCluster {
+  static ClusterTopologyOptions without_replicas() {
+    ClusterTopologyOptions o;
+    o.replicas_per_master = 0;
+    return o;
+  }
+  MarkedCluster() { fleet.add(options_for("a", {"g0"})); }
+
+  ClusterTopology topology{without_replicas()};
+  Fleet fleet{cluster_url_options(topology)};
+};
+
 // An elector marks every slot of the cluster as it starts, most of which no
 // group has used: once a slot's marker is one ttl old, a group new to that
 // slot is elected within a round trip instead of waiting out the guard. The
 // marker is aged by an hour here, so that the new group's ttl (a minute)
 // tells a guard's wait from a slow machine by far.
 TEST(ClusterElector, AnElectorMarksEverySlotSoAGroupNewToItsSlotIsElectedAtOnce) {
-  ClusterTopologyOptions topology_options;
-  topology_options.replicas_per_master = 0;
-  ClusterTopology topology(topology_options);
-  Fleet fleet(cluster_url_options(topology));
-  fleet.add(options_for("a", {"g0"}));
+  MarkedCluster cluster;
+  auto& [topology, fleet] = cluster;
   ASSERT_TRUE(fleet.wait_leading(0, "g0", 20s)) << "the first group waits out the guard";
 
   // 300 names over about 300 slots of every shard, none used by a group.
@@ -429,11 +440,8 @@ TEST(ClusterElector, AnElectorMarksEverySlotSoAGroupNewToItsSlotIsElectedAtOnce)
 // markers, and its new run_id makes any it kept foreign: the elector marks
 // its slots again when it reconnects, in the restarted server's name.
 TEST(ClusterElector, AMasterRestartedEmptyIsMarkedAgainWhenTheElectorReconnects) {
-  ClusterTopologyOptions topology_options;
-  topology_options.replicas_per_master = 0;
-  ClusterTopology topology(topology_options);
-  Fleet fleet(cluster_url_options(topology));
-  fleet.add(options_for("a", {"g0"}));
+  MarkedCluster cluster;
+  auto& [topology, fleet] = cluster;
   ASSERT_TRUE(fleet.wait_leading(0, "g0", 20s));
   const std::size_t restarted = topology.masters().front();
   std::string name;

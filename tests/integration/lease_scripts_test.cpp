@@ -50,17 +50,16 @@ struct ScriptServer {
   lh::redis::Client client{io.get_executor(), lh::RedisOptions::from_url(server.url())};
 };
 
-struct WithoutShardedPubSub : ScriptServer {
-  static lh::test::RedisServerOptions options() {
-    lh::test::RedisServerOptions o;
-    o.extra_config = {"rename-command SPUBLISH \"\""};
-    return o;
-  }
-  WithoutShardedPubSub() : ScriptServer(options()) {}
-};
+// A server that does not know `command` (renamed away), as an older or a
+// restricted one.
+lh::test::RedisServerOptions without(const std::string& command) {
+  lh::test::RedisServerOptions o;
+  o.extra_config = {"rename-command " + command + " \"\""};
+  return o;
+}
 
 TEST(ShardedNoticeScripts, ReleaseWithoutSpublishStillReleases) {
-  WithoutShardedPubSub s;
+  ScriptServer s(without("SPUBLISH"));
   auto admin = s.server.admin();
   ASSERT_EQ(admin.call({"SPUBLISH", "c", "m"}).is_error(), true) << "SPUBLISH should be unknown here";
   admin.set("leader:{g}", "me");
@@ -71,7 +70,7 @@ TEST(ShardedNoticeScripts, ReleaseWithoutSpublishStillReleases) {
 }
 
 TEST(ShardedNoticeScripts, HandOverWithoutSpublishStillSeatsTheBidder) {
-  WithoutShardedPubSub s;
+  ScriptServer s(without("SPUBLISH"));
   auto admin = s.server.admin();
   admin.set("leader:{g}", "me");
   const auto reply = s.eval(lh::detail::hand_over_script(lh::detail::Notices::sharded),
@@ -193,18 +192,9 @@ TEST(SlotMarkerScript, TheGuardTrustsAMarkerItWroteOnceItIsOneTtlOld) {
   EXPECT_EQ(aged.elements[3].integer, 1) << "the first term of a new group";
 }
 
-struct WithoutInfo : ScriptServer {
-  static lh::test::RedisServerOptions options() {
-    lh::test::RedisServerOptions o;
-    o.extra_config = {"rename-command INFO \"\""};
-    return o;
-  }
-  WithoutInfo() : ScriptServer(options()) {}
-};
-
 // Where INFO is refused, nothing is written and the answer says why.
 TEST(SlotMarkerScript, WithoutInfoWritesNothingAndSaysWhy) {
-  WithoutInfo s;
+  ScriptServer s(without("INFO"));
   auto admin = s.server.admin();
   const auto reply = s.eval(lh::detail::mark_slots_script(), {}, {"leader:slot:{a}"});
   ASSERT_TRUE(reply.is_array() && reply.elements.size() == 2) << reply.debug_string();
