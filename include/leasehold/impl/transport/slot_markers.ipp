@@ -27,7 +27,6 @@ std::string marker_of_slot(const KeyLayout& layout, std::uint16_t slot) {
 // the connection's trouble. Anything else (the script refused, INFO refused
 // in scripts, no permission) waits for the node's next connection.
 bool passing(error_code ec, const redis::Reply& reply) {
-  if (ec == errc::stopped) return false;
   if (ec == errc::read_only || ec == errc::loading || ec == errc::busy) return true;
   if (ec && ec != errc::server_error && ec != errc::no_permission && ec != errc::no_script &&
       ec != errc::unexpected_reply && ec != errc::out_of_memory) {
@@ -147,6 +146,7 @@ void SlotMarkers::send_next(std::shared_ptr<Run> run) {
 // next connection (node_up()).
 void SlotMarkers::answered(std::shared_ptr<Run> run, const std::vector<std::uint16_t>& part, error_code ec,
                            const redis::Reply& reply) {
+  if (stopped_) return;  // the elector's stop failed it: nothing to say
   Pass& pass = run->pass;
   const auto& e = reply.elements;
   const bool counted = !ec && reply.is_array() && e.size() >= 2 && e[0].is_integer();
