@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -82,7 +81,7 @@ class SlotMarkers {
  private:
   struct Run;
   void mark_new_masters();
-  void mark(const std::string& address, std::vector<std::uint16_t> slots);
+  void mark(std::uint32_t node, std::vector<std::uint16_t> slots);
   void send_next(std::shared_ptr<Run> run);
   void answered(std::shared_ptr<Run> run, const std::vector<std::uint16_t>& part, error_code ec,
                 const redis::Reply& reply);
@@ -94,9 +93,12 @@ class SlotMarkers {
   cluster::detail::ClusterClient& cluster_;
   const KeyLayout layout_;
   Report report_;
-  std::vector<std::string> nodes_;        // addresses by number - 1
-  std::vector<std::uint32_t> marked_by_;  // per slot: the node marking or marked it (0: none)
-  std::set<std::string, std::less<>> connected_before_;
+  struct Node {
+    std::string address;  // "host:port"
+    bool connected_before = false;
+  };
+  std::vector<Node> nodes_;               // by number - 1
+  std::vector<std::uint32_t> marked_by_;  // per slot: the number of the node marking or marked it (0: none)
   boost::asio::steady_timer retry_timer_;
   std::chrono::milliseconds retry_delay_ = first_retry;
   bool retry_armed_ = false;

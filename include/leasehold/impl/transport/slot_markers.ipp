@@ -1,5 +1,6 @@
 #include <leasehold/impl/transport/slot_markers.hpp>
 
+#include <leasehold/impl/cluster/redirect.hpp>
 #include <leasehold/impl/lease/lease_scripts.hpp>
 #include <leasehold/impl/protocol/key_slot.hpp>
 #include <leasehold/impl/protocol/slot_tags.hpp>
@@ -32,11 +33,9 @@ bool passing(error_code ec, const redis::Reply& reply) {
       ec != errc::unexpected_reply && ec != errc::out_of_memory) {
     return true;
   }
-  const std::string_view text = reply.is_error() ? std::string_view(reply.str) : std::string_view();
-  for (const std::string_view word : {"CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "MOVED", "ASK"}) {
-    if (text.starts_with(word)) return true;
-  }
-  return false;
+  if (!reply.is_error()) return false;
+  return cluster::detail::read_cluster_error(reply.str).kind != cluster::detail::ClusterError::Kind::other ||
+         reply.str.starts_with("MASTERDOWN");
 }
 
 }  // namespace
@@ -61,17 +60,17 @@ void SlotMarkers::stop() {
 }
 
 void SlotMarkers::node_up(const std::string& address) {
-  if (!connected_before_.insert(address).second) {
-    const std::uint32_t node = node_number(address);
+  const std::uint32_t node = node_number(address);
+  if (std::exchange(nodes_[node - 1].connected_before, true)) {
     std::replace(marked_by_.begin(), marked_by_.end(), node, std::uint32_t{0});
   }
   mark_new_masters();
 }
 
 std::uint32_t SlotMarkers::node_number(const std::string& address) {
-  const auto it = std::find(nodes_.begin(), nodes_.end(), address);
+  const auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const Node& n) { return n.address == address; });
   if (it != nodes_.end()) return static_cast<std::uint32_t>(it - nodes_.begin()) + 1;
-  nodes_.push_back(address);
+  nodes_.push_back({address, false});
   return static_cast<std::uint32_t>(nodes_.size());
 }
 
@@ -79,23 +78,21 @@ std::uint32_t SlotMarkers::node_number(const std::string& address) {
 // on that master, by master.
 void SlotMarkers::mark_new_masters() {
   if (stopped_) return;
-  std::map<std::string, std::vector<std::uint16_t>> unmarked;
+  std::map<std::uint32_t, std::vector<std::uint16_t>> unmarked;  // by node
   const cluster::detail::ClusterNode* last = nullptr;  // runs of slots share a master
-  std::string address;
   std::uint32_t node = 0;
   for (std::uint32_t slot = 0; slot < cluster::detail::slot_count; ++slot) {
     const cluster::detail::ClusterNode* master = cluster_.master_of(static_cast<std::uint16_t>(slot));
     if (master == nullptr) continue;
     if (master != last) {
       last = master;
-      address = master->to_string();
-      node = node_number(address);
+      node = node_number(master->to_string());
     }
     if (marked_by_[slot] == node) continue;
     marked_by_[slot] = node;
-    unmarked[address].push_back(static_cast<std::uint16_t>(slot));
+    unmarked[node].push_back(static_cast<std::uint16_t>(slot));
   }
-  for (auto& [address, slots] : unmarked) mark(address, std::move(slots));
+  for (auto& [node, slots] : unmarked) mark(node, std::move(slots));
 }
 
 // One node's slots, one script at a time: the node's lease commands pass
@@ -107,11 +104,11 @@ struct SlotMarkers::Run {
   Pass pass;
 };
 
-void SlotMarkers::mark(const std::string& address, std::vector<std::uint16_t> slots) {
+void SlotMarkers::mark(std::uint32_t node, std::vector<std::uint16_t> slots) {
   auto run = std::make_shared<Run>();
-  run->node = node_number(address);
+  run->node = node;
   run->slots = std::move(slots);
-  run->pass.address = address;
+  run->pass.address = nodes_[node - 1].address;
   send_next(std::move(run));
 }
 
