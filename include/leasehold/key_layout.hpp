@@ -58,13 +58,11 @@ class KeyLayout {
   /// per server (plain: the bare prefix, which no group's key can be) or per
   /// Cluster slot (hash-tagged: `<prefix>slot:{<tag>}`, in the group's slot).
   std::string data_marker_key(std::string_view group) const;
-  /// The change stamp (lease_scripts.hpp): replaced by every script that
+  /// The change stamp of one endpoint with plain keys (the holder record of
+  /// the empty group, which no group can be): replaced by every script that
   /// changes a holder record, so that batched renewals read a record only
-  /// when something changed. One per endpoint with plain keys (the holder
-  /// record of the empty group, which no group can be; `group` is not
-  /// read), one per Cluster slot when hash-tagged
-  /// (`<prefix>slot:{<tag>}:holder`, in `group`'s slot).
-  std::string change_stamp_key(std::string_view group = {}) const;
+  /// when something changed (lease_scripts.hpp). Not used on a Cluster.
+  std::string change_stamp_key() const;
 
   /// The PSUBSCRIBE pattern that matches the release channel of every group
   /// under the prefix; glob characters of the prefix match only themselves.

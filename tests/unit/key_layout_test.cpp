@@ -150,24 +150,5 @@ TEST(KeyLayout, TheDataMarkerIsOnePerServerOrPerSlotAndNoGroupsKey) {
   const KeyLayout braced("{app}:leader:", KeyLayout::Form::hash_tagged);
   EXPECT_EQ(key_slot(braced.data_marker_key("reports")), key_slot(braced.lease_key("reports")));
 }
-
-// The change stamp: one per server (plain), one per slot (hash-tagged),
-// shared by the slot's groups, beside the data marker and no group's key.
-TEST(KeyLayout, TheChangeStampIsOnePerServerOrPerSlotAndNoGroupsKey) {
-  const KeyLayout plain("leader:");
-  EXPECT_EQ(plain.change_stamp_key(), "leader::holder");
-  EXPECT_EQ(plain.change_stamp_key("reports"), "leader::holder");
-
-  const KeyLayout tagged("leader:", KeyLayout::Form::hash_tagged);
-  for (int i = 0; i < 200; ++i) {
-    const std::string group = "g" + std::to_string(i);
-    const std::string stamp = tagged.change_stamp_key(group);
-    EXPECT_EQ(key_slot(stamp), key_slot(tagged.lease_key(group))) << group;
-    EXPECT_EQ(stamp, tagged.data_marker_key(group) + ":holder") << group;
-    EXPECT_FALSE(tagged.group_of_key(stamp).has_value()) << stamp;
-  }
-  const KeyLayout braced("{app}:leader:", KeyLayout::Form::hash_tagged);
-  EXPECT_EQ(key_slot(braced.change_stamp_key("reports")), key_slot(braced.lease_key("reports")));
-}
 }  // namespace
 }  // namespace unit_key_layout_test

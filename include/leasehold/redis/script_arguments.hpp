@@ -3,7 +3,6 @@
 // one group always carries the same keys and arguments, so the elector keeps
 // them encoded instead of building and formatting them on every renewal.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -58,8 +57,7 @@ class ScriptArguments {
   ScriptArguments() = default;
   static ScriptArguments joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
                                 bool as_keys, std::size_t keys_each, std::span<const std::string_view> more_args = {},
-                                std::size_t lean_parts = 0,
-                                std::span<const std::array<std::string_view, 2>> after_each = {});
+                                std::size_t lean_parts = 0);
   /// This call's first keys (at most `most`), still encoded, and how many.
   std::pair<std::string_view, std::size_t> encoded_keys(std::size_t most = all_keys) const;
   std::pair<std::size_t, std::size_t> numkeys() const;

@@ -75,7 +75,7 @@ class ElectorImpl final : public std::enable_shared_from_this<ElectorImpl>, priv
                    {options.empty_restart_guard, options.reclaim_on_restart, options.confirm_replicas,
                     options.confirm_timeout, options.ttl,
                     notices_for(redis.cluster.has_value(), redis.effective_key_layout()),
-                    redis.cluster.has_value() || redis.effective_key_layout() == KeyLayout::Form::plain}),
+                    !redis.cluster.has_value() && redis.effective_key_layout() == KeyLayout::Form::plain}),
         slot_markers_(commands_.is_cluster() && options.empty_restart_guard
                           ? std::make_unique<SlotMarkers>(*commands_.cluster(),
                                                           KeyLayout(options.key_prefix, redis.effective_key_layout()),

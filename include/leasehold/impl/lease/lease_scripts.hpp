@@ -82,18 +82,13 @@ inline constexpr std::size_t renew_batch_keys_per_group = 4;
 const redis::Script& renew_stamped_batch_script();
 
 /// The same for groups in several slots that one cluster node serves
-/// (Redis 7.0 and later: the allow-cross-slot-keys flag), each checked
-/// against its slot's change stamp (KeyLayout::change_stamp_key). No KEYS,
-/// as a script's declared keys must share a slot. ARGV: instance id, ttl
-/// in ms, incarnation, then for each group its lease key, its slot's stamp
-/// key and the stamp it was found clean at ("" for none). While that stamp
-/// stands, PEXPIRE alone renews the group; otherwise the script reads the
-/// holder record and the bid, naming them after the lease key
-/// (KeyLayout's suffixes). Answers each group's renew_script() answer (an
-/// error reply for a group whose slot the node does not serve: its slot
-/// moved or is moving; the others are renewed all the same), then each
-/// group's stamp now (nil for none): a group that answered 1 is clean at
-/// it.
+/// (Redis 7.0 and later: the allow-cross-slot-keys flag). No KEYS, as a
+/// script's declared keys must share a slot. ARGV: instance id, ttl in ms,
+/// incarnation, then each group's lease key: the script names the holder
+/// record and the bid after it (KeyLayout's suffixes), so that a renewal
+/// sends a quarter of the bytes. A group whose keys the node
+/// does not serve (its slot moved, or is moving) gets an error reply in
+/// its place; the others are renewed all the same.
 const redis::Script& renew_node_script();
 
 /// Writes the data marker (KeyLayout::data_marker_key) of several slots

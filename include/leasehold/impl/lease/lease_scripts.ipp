@@ -301,43 +301,20 @@ return answers
   return script;
 }
 
-// Each group's lease key, its slot's change stamp key and the stamp the
-// caller found it clean at ("" for none). While the stamp is still that,
-// PEXPIRE alone renews it (one MGET reads the lease key and the stamp,
-// which share a slot: a cluster node's script may read several slots, but
-// each call only one); otherwise the holder record is read here and now,
-// its name and the bid's derived from the lease key. Each group through
-// pcall: one whose slot the node does not serve answers an error, and the
-// others are renewed all the same.
 const redis::Script& renew_node_script() {
   static const redis::Script script(std::string("#!lua flags=allow-cross-slot-keys\n")
                                         .append(renew_function)
-                                        .append(values_of_function)
                                         .append("local holder_suffix, bid_suffix = '")
                                         .append(KeyLayout::holder_suffix)
                                         .append("', '")
                                         .append(KeyLayout::bid_suffix)
                                         .append("'\n")
-                                        .append(R"lua(local function renew_in_slot(lease, stamp_key, expected)
-  local values = values_of({lease, stamp_key})
-  local stamp = values[2]
-  if stamp == nil then stamp = redis.pcall('GET', stamp_key) end
-  if type(stamp) ~= 'string' then stamp = false end
-  if stamp and stamp == expected then
-    if not holds(lease, values[1]) then return 0, stamp end
-    redis.call('PEXPIRE', lease, ARGV[2])
-    return 1, stamp
-  end
-  return renew(lease, lease .. holder_suffix, lease .. bid_suffix, values[1]), stamp
-end
-local answers, stamps = {}, {}
-for i = 4, #ARGV, 3 do
-  local ok, answer, stamp = pcall(renew_in_slot, ARGV[i], ARGV[i + 1], ARGV[i + 2])
-  if not ok then answer, stamp = {err = type(answer) == 'table' and answer.err or tostring(answer)}, false end
+                                        .append(R"lua(local answers = {}
+for i = 4, #ARGV do
+  local ok, answer = pcall(renew, ARGV[i], ARGV[i] .. holder_suffix, ARGV[i] .. bid_suffix)
+  if not ok then answer = {err = type(answer) == 'table' and answer.err or tostring(answer)} end
   answers[#answers + 1] = answer
-  stamps[#stamps + 1] = stamp
 end
-for i = 1, #stamps do answers[#answers + 1] = stamps[i] end
 return answers
 )lua"));
   return script;
@@ -420,13 +397,14 @@ const redis::Script& release_script(Notices notices) {
 }
 
 const redis::Script& hand_over_script(Notices notices, bool stamped) {
-  static const std::array<redis::Script, 6> scripts{
-      redis::Script(hand_over_body(Notices::published, false)), redis::Script(hand_over_body(Notices::sharded, false)),
-      redis::Script(hand_over_body(Notices::published_tagged, false)),
-      redis::Script(hand_over_body(Notices::published, true)), redis::Script(hand_over_body(Notices::sharded, true)),
-      redis::Script(hand_over_body(Notices::published_tagged, true))};
-  const std::size_t kind = notices == Notices::sharded ? 1 : notices == Notices::published_tagged ? 2 : 0;
-  return scripts[kind + (stamped ? 3 : 0)];
+  static const redis::Script published(hand_over_body(Notices::published, false));
+  static const redis::Script sharded(hand_over_body(Notices::sharded, false));
+  static const redis::Script published_tagged(hand_over_body(Notices::published_tagged, false));
+  // The change stamp is one endpoint's, where keys are plain.
+  static const redis::Script stamped_published(hand_over_body(Notices::published, true));
+  if (stamped) return stamped_published;
+  if (notices == Notices::sharded) return sharded;
+  return notices == Notices::published_tagged ? published_tagged : published;
 }
 
 }  // namespace leasehold::detail

@@ -56,13 +56,7 @@ std::string KeyLayout::data_marker_key(std::string_view group) const {
   return slot_shared(lease_key(group).append(release_suffix), {});
 }
 
-// Hash-tagged: the slot's, beside its data marker; where a prefix with
-// braces of its own moves that name to another slot, the group's own
-// `<lease key>:released:holder` (no group's key ends so).
-std::string KeyLayout::change_stamp_key(std::string_view group) const {
-  if (form_ == Form::plain) return holder_key({});
-  return slot_shared(lease_key(group).append(release_suffix).append(holder_suffix), holder_suffix);
-}
+std::string KeyLayout::change_stamp_key() const { return holder_key({}); }
 
 std::string KeyLayout::tick_record_key(std::string_view group) const {
   return lease_key(group).append(tick_suffix);

@@ -4,7 +4,6 @@
 
 #include <leasehold/impl/base/prefetch.hpp>
 
-#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -82,23 +81,13 @@ std::string_view ScriptArguments::key(std::size_t index) const {
   return bulk_at(keys, skip_bulks(keys, 0, index)).first;
 }
 
-namespace {
-
-void append_bulk(std::string& out, std::string_view arg) {
-  out.append("$").append(std::to_string(arg.size())).append("\r\n").append(arg).append("\r\n");
-}
-
-}  // namespace
-
 // numkeys, then the parts' keys as KEYS with `shared` after them, or no KEYS
 // and `shared` copied ahead of the parts' keys. `more_args` (KEYS only)
 // follow `shared`, which is then copied too. The first `lean_parts` parts
-// give their first key only. `after_each` (ARGV only, one per part): each
-// part's keys are followed by its two arguments.
+// give their first key only.
 ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> parts, const SharedArguments* shared,
                                         bool as_keys, std::size_t keys_each,
-                                        std::span<const std::string_view> more_args, std::size_t lean_parts,
-                                        std::span<const std::array<std::string_view, 2>> after_each) {
+                                        std::span<const std::string_view> more_args, std::size_t lean_parts) {
   for (const ScriptArguments* part : parts) leasehold::detail::prefetch(part->encoded_.data(), part->encoded_.size());
   std::size_t count = 0;
   std::size_t bytes = 0;
@@ -110,7 +99,6 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
     count += n;
     bytes += encoded.size();
   }
-  for (const auto& args : after_each) bytes += args[0].size() + args[1].size() + 2 * 16;
   ScriptArguments out;
   const std::string numkeys = as_keys ? std::to_string(count) : "0";
   const std::string_view ahead = as_keys || shared == nullptr ? std::string_view() : shared->encoded_;
@@ -118,20 +106,17 @@ ScriptArguments ScriptArguments::joined(std::span<const ScriptArguments* const> 
   out.encoded_.append("$").append(std::to_string(numkeys.size())).append("\r\n").append(numkeys).append("\r\n");
   const std::size_t keys_end = out.encoded_.size() + (as_keys ? bytes : 0);
   out.encoded_.append(ahead);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    out.encoded_.append(keys[i]);
-    if (i < after_each.size()) {
-      for (const std::string_view arg : after_each[i]) append_bulk(out.encoded_, arg);
-    }
-  }
-  std::size_t argc = 1 + count + 2 * std::min(after_each.size(), keys.size());
+  for (const std::string_view encoded : keys) out.encoded_.append(encoded);
+  std::size_t argc = 1 + count;
   if (as_keys && more_args.empty()) {
     out.shared_ = shared;
   } else if (shared != nullptr) {
     if (as_keys) out.encoded_.append(shared->encoded_);
     argc += shared->count_;
   }
-  for (const std::string_view arg : more_args) append_bulk(out.encoded_, arg);
+  for (const std::string_view arg : more_args) {
+    out.encoded_.append("$").append(std::to_string(arg.size())).append("\r\n").append(arg).append("\r\n");
+  }
   argc += more_args.size();
   if (out.encoded_.size() > UINT32_MAX) throw std::length_error("script arguments longer than 4 GiB");
   out.count_ = static_cast<std::uint32_t>(argc);

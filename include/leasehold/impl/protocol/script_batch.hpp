@@ -4,7 +4,6 @@
 
 #include <leasehold/redis/script_arguments.hpp>
 
-#include <array>
 #include <cstddef>
 #include <span>
 #include <string_view>
@@ -32,13 +31,6 @@ struct ScriptBatch {
   static ScriptArguments args_of(std::span<const ScriptArguments* const> parts, const SharedArguments& shared,
                                  std::size_t keys_each = all_keys) {
     return ScriptArguments::joined(parts, &shared, false, keys_each);
-  }
-  /// As args_of() with each part's first key only, each followed by that
-  /// part's `after_each` arguments (copied): ARGV is `shared`, then the
-  /// first part's key and its `after_each[0]`, and so on.
-  static ScriptArguments args_with(std::span<const ScriptArguments* const> parts, const SharedArguments& shared,
-                                   std::span<const std::array<std::string_view, 2>> after_each) {
-    return ScriptArguments::joined(parts, &shared, false, 1, {}, 0, after_each);
   }
 };
 

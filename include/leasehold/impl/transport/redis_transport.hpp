@@ -3,7 +3,6 @@
 // pipelined connection to a server or Sentinel's master, or a cluster's
 // connection to each group's master), WAIT after them in confirm mode.
 
-#include <leasehold/impl/transport/change_stamps.hpp>
 #include <leasehold/impl/transport/command_route.hpp>
 #include <leasehold/impl/lease/lease_scripts.hpp>
 #include <leasehold/impl/core/lease_transport.hpp>
@@ -12,14 +11,12 @@
 
 #include <leasehold/redis/script_arguments.hpp>
 
-#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace leasehold::detail {
@@ -34,9 +31,8 @@ class RedisTransport final : public LeaseTransport {
     std::chrono::milliseconds confirm_timeout{100};
     std::chrono::milliseconds ttl{5000};  ///< how long a hand-over seats the bidder
     Notices notices = Notices::published;  ///< notices_for(): SPUBLISH on a Redis Cluster
-    /// The scripts keep the change stamp (one endpoint with plain keys: the
-    /// server's; a Redis Cluster: each slot's), and batched renewals skip
-    /// the holder records it vouches for.
+    /// One endpoint with plain keys: the scripts keep the change stamp, and
+    /// batched renewals skip the holder records it vouches for.
     bool change_stamp = false;
   };
   /// `incarnation`: the elector's (incarnation.hpp); its releases name it.
@@ -93,14 +89,13 @@ class RedisTransport final : public LeaseTransport {
   void answer_node_batch(const Batch& batch, error_code ec, redis::Reply reply, redis::Client* via);
   bool trusted(const GroupState& g) const noexcept;
   std::size_t put_trusted_first(std::vector<Renewal>& renewals) const;
-  std::string_view vouching_stamp(const GroupState& g) const noexcept;
+  void note_stamp(const redis::Reply& stamp);
   void read_refusal_stamp(GroupState& g, redis::Reply& reply, bool vouched);
-  void mark_clean(GroupState& g, bool clean, bool trusted, std::uint32_t stamp) const noexcept;
+  void mark_clean(GroupState& g, bool clean, bool trusted) const noexcept;
   void read_stamp(const Batch& batch, const redis::Reply& reply, std::vector<Renewal>& again);
-  void read_node_stamps(const Batch& batch, redis::Reply& reply);
   void answer_stamped_again(const Batch& batch, const redis::Reply& reply, std::vector<Renewal> again,
                             redis::Client* via);
-  void forget_stamp() noexcept { stamps_.forget_all(); }
+  void forget_stamp() noexcept;
   static bool went_unread(const Batch& batch, const redis::Reply& reply, std::size_t i);
   std::vector<std::string> acquire_keys(const GroupState& g) const;
 
@@ -117,8 +112,13 @@ class RedisTransport final : public LeaseTransport {
   std::vector<Renewal> renewals_;  // queued this turn; a flush is posted while not empty
   std::vector<Renewal> sorting_;   // flush_renewals()'s scratch, kept for its capacity
   std::vector<const redis::ScriptArguments*> batch_parts_;  // renew_many()'s, kept for its capacity
-  ChangeStamps stamps_;  // Settings::change_stamp: as last read
-  std::vector<std::array<std::string_view, 2>> stamp_args_;  // renew_many()'s, kept for its capacity
+  // The change stamp (Settings::change_stamp): its key, encoded as a batch's
+  // last part, the value the last batch read ("": none) and a number for
+  // it that groups keep instead of the value (0: none).
+  const redis::ScriptArguments stamp_key_;
+  std::string stamp_;
+  std::uint32_t stamp_number_ = 0;
+  std::uint32_t stamps_seen_ = 0;
   const bool node_batches_wanted_;  // cross_slot_renewals on a cluster
   bool node_batches_;  // ... and no node refused renew_node_script() since a connection came up
   bool wait_refused_ = false;  // confirm mode: WAIT refused since a connection came up

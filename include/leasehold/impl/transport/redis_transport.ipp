@@ -29,6 +29,12 @@ std::array<std::string_view, 3> renew_batch_argv(const std::string& id, const st
   return {id, ttl_ms, incarnation};
 }
 
+redis::ScriptArguments stamp_key_part(const KeyLayout& layout) {
+  const std::string key = layout.change_stamp_key();
+  const std::array<std::string_view, 1> keys{key};
+  return redis::ScriptArguments(keys, {});
+}
+
 // Only a lease taken or extended needs the replicas' word: a 1, or an array
 // that starts with one.
 bool lease_granted(const redis::Reply& reply) {
@@ -52,7 +58,7 @@ RedisTransport::RedisTransport(CommandRoute& commands, KeyLayout layout, std::st
                                                       : acquire_script(true, settings.change_stamp)),
       settings_(settings),
       renew_argv_(renew_batch_argv(id_, ttl_ms_, incarnation_)),
-      stamps_(layout_),
+      stamp_key_(stamp_key_part(layout_)),
       node_batches_wanted_(commands.is_cluster() && commands.options().cluster->cross_slot_renewals),
       node_batches_(node_batches_wanted_) {
   commands_.preload(acquire_);
@@ -88,7 +94,7 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
       std::vector<std::string> args{id_, ttl_ms_, incarnation_, std::to_string(g.machine.priority())};
       if (!settings_.change_stamp) return commands_.eval(script, acquire_keys(g), std::move(args), std::move(answer));
       const bool vouching = trusted(g);
-      args.emplace_back(vouching ? vouching_stamp(g) : std::string_view());
+      args.push_back(vouching ? stamp_ : std::string());
       return commands_.eval(script, acquire_keys(g), std::move(args),
                             [this, g = &g, vouching, answer = std::move(answer)](
                                 error_code ec, redis::Reply reply, redis::Client* via) mutable {
@@ -101,7 +107,7 @@ void RedisTransport::send(GroupState& g, Command command, std::uint64_t seq, Lea
       std::vector<std::string> args{id_, layout_.release_channel(g.name), incarnation_};
       if (const Bid* to = g.machine.hand_over_target()) {
         args.insert(args.end(), {to->id, to->incarnation, std::to_string(to->priority), ttl_ms_});
-        if (settings_.change_stamp) keys.push_back(layout_.change_stamp_key(g.name));
+        if (settings_.change_stamp) keys.push_back(layout_.change_stamp_key());
         return commands_.eval(hand_over_script(settings_.notices, settings_.change_stamp), std::move(keys),
                               std::move(args), std::move(answer));
       }
@@ -118,7 +124,7 @@ std::vector<std::string> RedisTransport::acquire_keys(const GroupState& g) const
   std::vector<std::string> keys;
   for (std::size_t i = 0; i < renew_batch_keys_per_group; ++i) keys.emplace_back(g.lease_arguments.key(i));
   if (settings_.empty_restart_guard) keys.push_back(layout_.data_marker_key(g.name));
-  if (settings_.change_stamp) keys.push_back(layout_.change_stamp_key(g.name));
+  if (settings_.change_stamp) keys.push_back(layout_.change_stamp_key());
   return keys;
 }
 
@@ -165,9 +171,6 @@ struct RedisTransport::Batch {
   std::optional<redis::ScriptArguments> arguments;
   bool stamped = false;      // renew_stamped_batch_script(): the stamp answers last
   std::size_t trusted = 0;   // ... and the first this many on its word
-  // renew_node_script() on the change stamp: the stamp number each group
-  // went on the word of (0: none, its record was read).
-  std::vector<std::uint32_t> vouched_by;
 };
 
 void RedisTransport::queue_renewal(GroupState& g, std::uint64_t seq, LeaseReplyListener& replies) {
@@ -251,24 +254,10 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
     if (const auto deadline = r.group->machine.deadline()) until = until ? std::min(*until, *deadline) : *deadline;
   }
   if (batch->stamped) {
-    // One slot's groups (one server: all of them), and that slot's stamp.
-    const GroupState& first = *batch->renewals.front().group;
-    const ChangeStamps::Stamp& stamp = stamps_.of(first.slot, first.name);
-    batch_parts_.push_back(&stamp.key);
+    batch_parts_.push_back(&stamp_key_);
     const std::string trusted = std::to_string(batch->trusted);
-    const std::array<std::string_view, 2> more{batch->trusted != 0 ? std::string_view(stamp.value) : "", trusted};
+    const std::array<std::string_view, 2> more{stamp_, trusted};
     batch->arguments.emplace(redis::detail::ScriptBatch::keys_of(batch_parts_, &renew_argv_, more, batch->trusted));
-  } else if (across_slots) {
-    // Each group's lease key, its slot's stamp key and the stamp it goes on.
-    stamp_args_.clear();
-    batch->vouched_by.reserve(batch->renewals.size());
-    for (const Renewal& r : batch->renewals) {
-      const ChangeStamps::Stamp& stamp = stamps_.of(r.slot, r.group->name);
-      const bool vouched = trusted(*r.group);
-      batch->vouched_by.push_back(vouched ? stamp.number : 0);
-      stamp_args_.push_back({stamp.name, vouched ? std::string_view(stamp.value) : std::string_view()});
-    }
-    batch->arguments.emplace(redis::detail::ScriptBatch::args_with(batch_parts_, renew_argv_, stamp_args_));
   } else {
     // Across slots only the lease keys go: the script names the rest.
     batch->arguments.emplace(across_slots ? redis::detail::ScriptBatch::args_of(batch_parts_, renew_argv_, 1)
@@ -287,18 +276,10 @@ void RedisTransport::renew_many(std::vector<Renewal> renewals, bool across_slots
                  until);
 }
 
-// A group found clean at its slot's stamp as last read, and not trusted too
-// often in a row: its holder record needs no reading while that stamp stands.
+// A group found clean at the stamp last read, and not trusted too often in
+// a row: its holder record needs no reading while the stamp is unchanged.
 bool RedisTransport::trusted(const GroupState& g) const noexcept {
-  if (!settings_.change_stamp) return false;
-  const ChangeStamps::Stamp* stamp = stamps_.find(g.slot);
-  return stamp != nullptr && stamp->number != 0 && g.clean_at_stamp == stamp->number &&
-         g.trusted_in_a_row < trusted_in_a_row_most;
-}
-
-std::string_view RedisTransport::vouching_stamp(const GroupState& g) const noexcept {
-  const ChangeStamps::Stamp* stamp = stamps_.find(g.slot);
-  return stamp != nullptr ? std::string_view(stamp->value) : std::string_view();
+  return stamp_number_ != 0 && g.clean_at_stamp == stamp_number_ && g.trusted_in_a_row < trusted_in_a_row_most;
 }
 
 // The trusted groups go first: the script renews them without their records.
@@ -306,6 +287,16 @@ std::size_t RedisTransport::put_trusted_first(std::vector<Renewal>& renewals) co
   const auto first_untrusted = std::partition(renewals.begin(), renewals.end(),
                                               [this](const Renewal& r) { return trusted(*r.group); });
   return static_cast<std::size_t>(first_untrusted - renewals.begin());
+}
+
+// The stamp a reply read: a new one gets a new number, which no group is
+// clean at yet; none (nil or "") forgets it.
+void RedisTransport::note_stamp(const redis::Reply& stamp) {
+  if (!stamp.is_string() || stamp.str.empty()) return forget_stamp();
+  if (stamp.str == stamp_) return;
+  stamp_ = stamp.str;
+  if (++stamps_seen_ == 0) stamps_seen_ = 1;  // 0 names no stamp
+  stamp_number_ = stamps_seen_;
 }
 
 // A look that found another holder, one this standby does not outrank,
@@ -316,29 +307,28 @@ void RedisTransport::read_refusal_stamp(GroupState& g, redis::Reply& reply, bool
   auto& e = reply.elements;
   const bool clean = reply.is_array() && e.size() == 5 && e[0].is_integer() && e[0].integer == 0 &&
                      e[1].is_string() && !e[1].str.empty() && e[1].str != id_ && e[4].is_string();
-  std::uint32_t stamp = 0;
   if (clean) {
-    stamp = stamps_.note(stamps_.of(g.slot, g.name), e[4]);
+    note_stamp(e[4]);
     e.pop_back();
   }
-  mark_clean(g, clean, vouched, stamp);
+  mark_clean(g, clean, vouched);
 }
 
-// `clean`: found clean at `stamp` (its number, 0 for none); `trusted`: on
-// that stamp's word, which counts towards the next full read. A full read
-// that the count forced starts it again; any other (a changed stamp reads
-// every group at once) starts it at the group's own place, so that the
-// forced reads of a leader's groups stay spread over the heartbeats instead
-// of all coming in one every sixteenth.
-void RedisTransport::mark_clean(GroupState& g, bool clean, bool trusted, std::uint32_t stamp) const noexcept {
-  clean = clean && stamp != 0;
+// `clean`: found clean at the stamp last read; `trusted`: on that stamp's
+// word, which counts towards the next full read. A full read that the count
+// forced starts it again; any other (a changed stamp reads every group at
+// once) starts it at the group's own place, so that the forced reads of a
+// leader's groups stay spread over the heartbeats instead of all coming in
+// one every sixteenth.
+void RedisTransport::mark_clean(GroupState& g, bool clean, bool trusted) const noexcept {
+  clean = clean && stamp_number_ != 0;
   if (clean && trusted) {
     ++g.trusted_in_a_row;
   } else {
     const bool forced = g.trusted_in_a_row >= trusted_in_a_row_most;
     g.trusted_in_a_row = forced ? 0 : static_cast<std::uint8_t>(g.stagger % trusted_in_a_row_most);
   }
-  g.clean_at_stamp = clean ? stamp : 0;
+  g.clean_at_stamp = clean ? stamp_number_ : 0;
 }
 
 // A trusted group's -1: the stamp had changed, so it was not renewed.
@@ -350,30 +340,14 @@ bool RedisTransport::went_unread(const Batch& batch, const redis::Reply& reply, 
 // is clean at it; one that answered -1 went on the word of a stamp that had
 // changed, and goes again with every key (`again`).
 void RedisTransport::read_stamp(const Batch& batch, const redis::Reply& reply, std::vector<Renewal>& again) {
-  const GroupState& first = *batch.renewals.front().group;
-  const std::uint32_t stamp = stamps_.note(stamps_.of(first.slot, first.name), reply.elements.back());
+  note_stamp(reply.elements.back());
   for (std::size_t i = 0; i < batch.renewals.size(); ++i) {
     GroupState& g = *batch.renewals[i].group;
     const redis::Reply& answer = reply.elements[i];
     const bool unread = went_unread(batch, reply, i);
     if (unread) again.push_back(batch.renewals[i]);
-    mark_clean(g, answer.is_integer() && answer.integer == 1, i < batch.trusted && !unread, stamp);
+    mark_clean(g, answer.is_integer() && answer.integer == 1, i < batch.trusted && !unread);
   }
-}
-
-// A node batch on the change stamp answers each group, then each group's
-// stamp now (taken off here). A group went on its stamp's word when the
-// script still found the stamp it was sent; otherwise its record was read.
-void RedisTransport::read_node_stamps(const Batch& batch, redis::Reply& reply) {
-  const std::size_t n = batch.renewals.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const Renewal& r = batch.renewals[i];
-    const std::uint32_t stamp = stamps_.note(stamps_.of(r.slot, r.group->name), reply.elements[n + i]);
-    const redis::Reply& answer = reply.elements[i];
-    mark_clean(*r.group, answer.is_integer() && answer.integer == 1,
-               batch.vouched_by[i] != 0 && batch.vouched_by[i] == stamp, stamp);
-  }
-  reply.elements.resize(n);
 }
 
 // The groups a changed stamp left unrenewed go again (read_stamp() no
@@ -389,6 +363,11 @@ void RedisTransport::answer_stamped_again(const Batch& batch, const redis::Reply
   }
   renew_many(std::move(again), false);
   if (!answered.renewals.empty()) answer_batch(answered, {}, redis::Reply::make_array(std::move(answers)), via);
+}
+
+void RedisTransport::forget_stamp() noexcept {
+  stamp_.clear();
+  stamp_number_ = 0;
 }
 
 // The groups of several slots: those the node no longer serves go again a
@@ -411,9 +390,6 @@ void RedisTransport::answer_node_batch(const Batch& batch, error_code ec, redis:
                                          reply.str));
     }
     if (refused || !ec) return renew_by_slot(renewals);
-  }
-  if (!batch.vouched_by.empty() && !ec && reply.is_array() && reply.elements.size() == 2 * renewals.size()) {
-    read_node_stamps(batch, reply);
   }
   const bool split = !ec && reply.is_array() && reply.elements.size() == renewals.size();
   if (!split || std::none_of(reply.elements.begin(), reply.elements.end(),
