@@ -81,5 +81,28 @@ TEST_F(LeaseTrackerTest, ANoticeWithNoNewHolderIsARelease) {
   EXPECT_EQ(kinds(tracker.observe({held_by("beta", 2)}, t + 200ms)), std::vector<Kind>{Kind::acquired});
 }
 
+// The other order: the notice is read first, then the reply of a poll that
+// was in flight, read before the release. Its holder is the term the notice
+// ended, which does not come back: nothing to report, and the next holder
+// is an acquisition, not a takeover from the old one.
+TEST_F(LeaseTrackerTest, APollReadBeforeTheReleaseThatANoticeToldOfSaysNothing) {
+  EXPECT_EQ(kinds(tracker.notice("reports", "alpha")), std::vector<Kind>{Kind::released});
+  EXPECT_TRUE(tracker.observe({held_by("alpha", 1)}, t + 100ms).empty());
+  const auto events = tracker.observe({held_by("beta", 2)}, t + 200ms);
+  ASSERT_EQ(kinds(events), std::vector<Kind>{Kind::acquired});
+  EXPECT_EQ(events[0].holder, "beta");
+}
+
+// Only the first poll after the notice can be that old: the same term seen
+// again after it is the holder's (a lost counter restarted at the same
+// token), reported as an acquisition.
+TEST_F(LeaseTrackerTest, TheReleasedTermSeenAfterAnotherPollIsReported) {
+  EXPECT_EQ(kinds(tracker.notice("reports", "alpha")), std::vector<Kind>{Kind::released});
+  LeaseInfo vacant = held_by("x", 1);
+  vacant.holder.reset();
+  EXPECT_TRUE(tracker.observe({vacant}, t + 100ms).empty());
+  EXPECT_EQ(kinds(tracker.observe({held_by("alpha", 1)}, t + 200ms)), std::vector<Kind>{Kind::acquired});
+}
+
 }  // namespace
 }  // namespace leasehold::cli

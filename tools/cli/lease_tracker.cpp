@@ -53,6 +53,12 @@ std::vector<WatchEvent> LeaseTracker::observe(const std::vector<LeaseInfo>& leas
       }
     }
     Known& known = it->second;
+    const std::optional<LeaseInfo> released = std::move(known.released);
+    known.released.reset();
+    if (released && fresh.error.empty() && fresh.held() && fresh.holder == released->holder &&
+        fresh.token == released->token) {
+      continue;  // read before the release that the notice told of
+    }
     if (known.new_holder) {
       const bool still_new = fresh.held() && fresh.error.empty() && *fresh.holder != *known.lease.holder;
       if (still_new && now < known.new_holder->seen + takeover_grace) {
@@ -100,6 +106,7 @@ std::vector<WatchEvent> LeaseTracker::notice(std::string_view group, std::string
   Known& known = it->second;
   LeaseInfo& lease = known.lease;
   const std::optional<std::string> previous = lease.holder;
+  known.released = lease;
   lease.holder.reset();
   lease.ttl_ms = 0;
   known.expires_at.reset();

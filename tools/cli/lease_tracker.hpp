@@ -48,6 +48,8 @@ class LeaseTracker {
 
   /// A release notice: `id` released `group`. Reported only when it matches
   /// the holder last seen (a late notice for an older term says nothing new).
+  /// The next poll that still shows that term was read before the release,
+  /// and says nothing.
   std::vector<WatchEvent> notice(std::string_view group, std::string_view id);
 
   /// A poll that shows a new holder is held back this long before it is
@@ -74,6 +76,9 @@ class LeaseTracker {
     LeaseInfo lease;
     std::optional<Clock::time_point> expires_at;  ///< when the lease last seen ends, if it has a TTL
     std::optional<HeldBack> new_holder;
+    /// The term a release notice ended, until the next poll of the group:
+    /// the poll in flight then may have been read before the release.
+    std::optional<LeaseInfo> released;
   };
 
   /// Makes `lease`, read at `at`, the one last seen.
