@@ -46,7 +46,7 @@ std::vector<WatchEvent> LeaseTracker::observe(const std::vector<LeaseInfo>& leas
     if (first_sight) {
       LeaseInfo nobody;
       nobody.group = fresh.group;
-      it = known_.emplace(fresh.group, Known{nobody, {}, {}}).first;
+      it = known_.emplace(fresh.group, Known{nobody, {}, {}, {}}).first;
       if (!baseline_done_ && fresh.error.empty()) {
         out.push_back(event(fresh.held() ? Kind::held : Kind::vacant, fresh, {}));
         it->second.lease = fresh;
